@@ -1,0 +1,181 @@
+// Package rpc is mcptask's only door to an MCP server: JSON-RPC 2.0 framing, the Streamable
+// HTTP and stdio transports, detection of the protocol era a server speaks, and one task model
+// over both task generations (MCP 2025-11-25 core tasks and MCP 2026-07-28 with the
+// io.modelcontextprotocol/tasks extension).
+//
+// The package is layered. A Transport moves Messages (http.go, sse.go, stdio.go). A Client
+// (client.go) sits on a Transport, negotiates the era, and turns spec methods into Go calls
+// that return era-neutral values (Task, ToolResult, CallResult) while keeping the raw wire
+// objects for --json output.
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Message is one JSON-RPC 2.0 message: a request, a notification or a response. Which one it
+// is follows from which fields are set (see IsRequest, IsNotification, IsResponse).
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// IsRequest reports whether m is a request: it has a method and an id.
+func (m *Message) IsRequest() bool { return m.Method != "" && len(m.ID) > 0 && !isJSONNull(m.ID) }
+
+// IsNotification reports whether m is a notification: a method and no id.
+func (m *Message) IsNotification() bool { return m.Method != "" && (len(m.ID) == 0 || isJSONNull(m.ID)) }
+
+// IsResponse reports whether m is a response: no method, and a result or an error.
+func (m *Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// IDKey returns a canonical string for m's id so that responses can be matched to requests
+// whatever spacing or quoting the peer used ("7" and 7 stay distinct, as JSON-RPC requires).
+func (m *Message) IDKey() string { return idKey(m.ID) }
+
+func idKey(id json.RawMessage) string {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return ""
+	}
+	if id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) == nil {
+			return "s:" + s
+		}
+	}
+	var n json.Number
+	if json.Unmarshal(id, &n) == nil {
+		return "n:" + n.String()
+	}
+	return "r:" + string(id)
+}
+
+func isJSONNull(b json.RawMessage) bool { return string(bytes.TrimSpace(b)) == "null" }
+
+// IntID encodes a numeric request id.
+func IntID(n int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(n, 10)) }
+
+// DecodeMessage parses one JSON-RPC message and checks the envelope. It rejects anything that
+// is not a JSON object with "jsonrpc":"2.0", so garbage from a server surfaces as a clear
+// protocol error instead of a zero-valued message.
+func DecodeMessage(data []byte) (*Message, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrMalformed, snippet(data))
+	}
+	var m Message
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrMalformed, err, snippet(data))
+	}
+	if m.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("%w: jsonrpc is %q, want \"2.0\"", ErrMalformed, m.JSONRPC)
+	}
+	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
+		return nil, fmt.Errorf("%w: neither request, notification nor response: %s", ErrMalformed, snippet(data))
+	}
+	return &m, nil
+}
+
+// snippet shortens server-supplied bytes for an error message.
+func snippet(b []byte) string {
+	const max = 200
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+// Error is a JSON-RPC error object as the server sent it. It keeps the code and data so that
+// callers can map it to an exit code and print rpcCode/rpcData in --json mode.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// HTTPStatus is the HTTP status the error arrived with, 0 on stdio.
+	HTTPStatus int `json:"-"`
+}
+
+func (e *Error) Error() string {
+	if e.HTTPStatus != 0 && e.HTTPStatus/100 != 2 {
+		return fmt.Sprintf("server error %d (HTTP %d): %s", e.Code, e.HTTPStatus, e.Message)
+	}
+	return fmt.Sprintf("server error %d: %s", e.Code, e.Message)
+}
+
+// Is makes errors.Is compare JSON-RPC codes, so errors.Is(err, &rpc.Error{Code: CodeInvalidParams})
+// matches any invalid-params error whatever its message.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	if errors.As(target, &t) {
+		return t.Code == e.Code
+	}
+	return false
+}
+
+// JSON-RPC and MCP error codes a client acts on.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	// CodeHeaderMismatch is 2026-07-28's HeaderMismatch (C26-HTTP §Server Validation).
+	CodeHeaderMismatch = -32020
+	// CodeMissingCapability is 2026-07-28's MissingRequiredClientCapability.
+	CodeMissingCapability = -32021
+	// CodeUnsupportedVersion is 2026-07-28's UnsupportedProtocolVersion.
+	CodeUnsupportedVersion = -32022
+)
+
+// Sentinel errors. Transports and the Client wrap them so that cmd can pick an exit code with
+// errors.Is without parsing messages.
+var (
+	// ErrMalformed means the server sent bytes that are not a valid message of the expected shape.
+	ErrMalformed = errors.New("malformed response from server")
+	// ErrTransport means the server could not be reached or the connection broke.
+	ErrTransport = errors.New("transport error")
+	// ErrAuth means the server answered HTTP 401 or 403.
+	ErrAuth = errors.New("authentication required or refused")
+	// ErrSessionExpired means a 2025-11-25 server answered 404 to a request that carried a
+	// session id: the session is gone and the client must initialize again.
+	ErrSessionExpired = errors.New("session expired")
+	// ErrStreamBroken means an SSE response stream ended before the response arrived and cannot
+	// be resumed. 2026-07-28 says the request is then lost and is re-issued with a new id.
+	ErrStreamBroken = errors.New("response stream ended before the response")
+	// ErrTooLarge means a body, line or event exceeded the size cap.
+	ErrTooLarge = errors.New("message exceeds size limit")
+	// ErrClosed means the transport was closed.
+	ErrClosed = errors.New("transport closed")
+	// ErrServerExited means a stdio server process exited.
+	ErrServerExited = errors.New("server process exited")
+)
+
+// HTTPError is a non-2xx HTTP answer whose body was not a JSON-RPC message.
+type HTTPError struct {
+	Status int
+	Body   string // a short, escaped excerpt, safe to print
+}
+
+func (e *HTTPError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("server answered HTTP %d", e.Status)
+	}
+	return fmt.Sprintf("server answered HTTP %d: %s", e.Status, e.Body)
+}
+
+// Unwrap lets errors.Is(err, ErrAuth) match 401 and 403.
+func (e *HTTPError) Unwrap() error {
+	if e.Status == 401 || e.Status == 403 {
+		return ErrAuth
+	}
+	return ErrTransport
+}
