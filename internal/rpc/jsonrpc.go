@@ -32,7 +32,9 @@ type Message struct {
 func (m *Message) IsRequest() bool { return m.Method != "" && len(m.ID) > 0 && !isJSONNull(m.ID) }
 
 // IsNotification reports whether m is a notification: a method and no id.
-func (m *Message) IsNotification() bool { return m.Method != "" && (len(m.ID) == 0 || isJSONNull(m.ID)) }
+func (m *Message) IsNotification() bool {
+	return m.Method != "" && (len(m.ID) == 0 || isJSONNull(m.ID))
+}
 
 // IsResponse reports whether m is a response: no method, and a result or an error.
 func (m *Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
