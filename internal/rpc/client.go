@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -726,13 +727,8 @@ func DecodeTask(raw json.RawMessage) (*Task, error) {
 		if err := json.Unmarshal(ttl, &ms); err != nil {
 			return nil, fmt.Errorf("%w: task %s ttl is not a number: %s", ErrMalformed, t.TaskID, snippet(ttl))
 		}
-		if ms > 0 {
-			d := time.Duration(ms) * time.Millisecond
-			t.TTL = &d
-		} else {
-			d := time.Duration(0)
-			t.TTL = &d
-		}
+		d := msDuration(ms)
+		t.TTL = &d
 	}
 	pi := w.PollIntervalMs
 	if pi == nil {
@@ -740,9 +736,22 @@ func DecodeTask(raw json.RawMessage) (*Task, error) {
 	}
 	// The schema allows any safe integer; values <= 0 are treated as absent (PROTOCOL.md §2.5).
 	if pi != nil && *pi > 0 {
-		t.PollInterval = time.Duration(*pi) * time.Millisecond
+		t.PollInterval = msDuration(*pi)
 	}
 	return t, nil
+}
+
+// msDuration converts a wire millisecond count, clamping it to [0, max Duration] so that a
+// hostile 1e300 cannot overflow into a negative or zero duration.
+func msDuration(ms float64) time.Duration {
+	const maxMs = float64(math.MaxInt64 / int64(time.Millisecond))
+	switch {
+	case !(ms > 0): // also NaN
+		return 0
+	case ms >= maxMs:
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ms * float64(time.Millisecond))
 }
 
 func parseTime(s string) (time.Time, error) {
