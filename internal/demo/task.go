@@ -1,0 +1,493 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mcptask/mcptask/internal/rpc"
+)
+
+// task is one task of either era. Everything but the unexported fields is persisted.
+type task struct {
+	ID        string          `json:"id"`
+	Era       rpc.Era         `json:"era"`
+	Session   string          `json:"session,omitempty"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Status    rpc.TaskStatus  `json:"status"`
+	Message   string          `json:"message,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+	// TTLMs is the retention in ms from CreatedAt; nil is unlimited.
+	TTLMs *int64 `json:"ttlMs"`
+	// Step is how far the work has got; a restarted server continues from here.
+	Step int `json:"step"`
+	// Result is the CallToolResult of a finished tool (also for isError results).
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the JSON-RPC error of a tool that failed at the JSON-RPC level.
+	Error *rpc.Error `json:"error,omitempty"`
+	// InputKey and InputRequest are the outstanding input request of the ask tool: a key of
+	// inputRequests (modern) and the {method, params} object.
+	InputKey     string          `json:"inputKey,omitempty"`
+	InputRequest json.RawMessage `json:"inputRequest,omitempty"`
+	// Answer is the ElicitResult the client gave for InputKey.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	// CancelRequested is a modern tasks/cancel not yet acted upon (cancel is cooperative there).
+	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// Elicitation records whether the creating client could answer elicitation requests.
+	Elicitation bool `json:"elicitation,omitempty"`
+
+	wake     chan struct{} // nudges the worker: cancel requested, answer arrived, purged
+	inFlight bool          // a legacy tasks/result stream is carrying the elicitation
+	gone     bool          // purged after its TTL
+}
+
+// tool describes one demo tool for tools/list and for dispatch.
+type tool struct {
+	Name        string
+	Description string
+	Schema      string
+	// TaskSupport is the legacy execution.taskSupport ("" means absent, i.e. forbidden).
+	TaskSupport string
+}
+
+// tools are the demo tools, in tools/list order.
+var tools = []tool{
+	{"echo", "Return the given text immediately.",
+		`{"type":"object","properties":{"text":{"type":"string","description":"text to echo"}},"required":["text"]}`, ""},
+	{"sleep", "Sleep for a number of seconds as a task, reporting each step in the status message.",
+		`{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":3600,"default":3,"description":"how long to sleep"},"steps":{"type":"integer","minimum":1,"maximum":3600,"description":"number of status updates (default: one per second)"}}}`, "optional"},
+	{"fail", "Fail with a JSON-RPC error after one step.",
+		`{"type":"object","properties":{"message":{"type":"string","description":"error message"}}}`, "optional"},
+	{"tool_error", "Return a tool error (isError: true) after one step.",
+		`{"type":"object","properties":{"message":{"type":"string","description":"error text"}}}`, "optional"},
+	{"ask", "Ask for your name through an elicitation form, then greet you.",
+		`{"type":"object","properties":{"question":{"type":"string","description":"question to ask instead of the default"}}}`, "required"},
+	{"forever", "Work forever, ticking the status message, until cancelled.",
+		`{"type":"object","properties":{}}`, "required"},
+	{"confirm", "Ask for confirmation before starting (2026-07-28 multi round-trip input), then run one step.",
+		`{"type":"object","properties":{}}`, ""},
+}
+
+func findTool(name string) *tool {
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i]
+		}
+	}
+	return nil
+}
+
+// toolArgs are the arguments of all tools, decoded leniently.
+type toolArgs struct {
+	Text     *string  `json:"text"`
+	Seconds  *float64 `json:"seconds"`
+	Steps    *int     `json:"steps"`
+	Message  string   `json:"message"`
+	Question string   `json:"question"`
+}
+
+// parseArgs decodes and checks arguments; the error is a -32602 for the caller.
+func parseArgs(name string, raw json.RawMessage) (toolArgs, *rpc.Error) {
+	var a toolArgs
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return a, invalidParams("invalid arguments for %s: %v", name, err)
+		}
+	}
+	switch name {
+	case "echo":
+		if a.Text == nil {
+			return a, invalidParams("echo: missing required argument text")
+		}
+	case "sleep":
+		if a.Seconds != nil && (math.IsNaN(*a.Seconds) || *a.Seconds < 0 || *a.Seconds > 3600) {
+			return a, invalidParams("sleep: seconds must be between 0 and 3600")
+		}
+		if a.Steps != nil && (*a.Steps < 1 || *a.Steps > 3600) {
+			return a, invalidParams("sleep: steps must be between 1 and 3600")
+		}
+	}
+	return a, nil
+}
+
+// sleepPlan returns the number of steps and the length of one step of a sleep.
+func (s *Server) sleepPlan(a toolArgs) (seconds float64, steps int, step time.Duration) {
+	seconds = 3
+	if a.Seconds != nil {
+		seconds = *a.Seconds
+	}
+	steps = int(math.Ceil(seconds))
+	if a.Steps != nil {
+		steps = *a.Steps
+	}
+	if steps < 1 {
+		steps = 1
+	}
+	total := time.Duration(seconds * float64(s.opts.StepDelay))
+	return seconds, steps, total / time.Duration(steps)
+}
+
+// sleepIsLong reports whether a sleep takes more than one step, which a modern client that
+// cannot handle tasks is refused (it would block the request too long).
+func (s *Server) sleepIsLong(a toolArgs) bool {
+	seconds, _, _ := s.sleepPlan(a)
+	return seconds > 1
+}
+
+func textResult(text string, isError bool) json.RawMessage {
+	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+	if isError {
+		r["isError"] = true
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+func fmtSeconds(f float64) string {
+	if f == math.Trunc(f) {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprintf("%g", f)
+}
+
+func sleepDone(seconds float64) string {
+	if seconds == 1 {
+		return "slept 1 second"
+	}
+	return "slept " + fmtSeconds(seconds) + " seconds"
+}
+
+// failError is the JSON-RPC error of the fail tool.
+func failError(a toolArgs) *rpc.Error {
+	msg := a.Message
+	if msg == "" {
+		msg = "the fail tool failed, as asked"
+	}
+	return &rpc.Error{Code: rpc.CodeInternalError, Message: msg}
+}
+
+func toolErrorText(a toolArgs) string {
+	if a.Message != "" {
+		return a.Message
+	}
+	return "the tool_error tool reported an error, as asked"
+}
+
+// askRequest is the elicitation/create request of the ask tool.
+func askRequest(a toolArgs) json.RawMessage {
+	q := a.Question
+	if q == "" {
+		q = "What is your name?"
+	}
+	r := map[string]any{
+		"method": "elicitation/create",
+		"params": map[string]any{
+			"mode":    "form",
+			"message": q,
+			"requestedSchema": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"name": map[string]any{"type": "string", "title": "Name"}},
+				"required":   []string{"name"},
+			},
+		},
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// elicitAnswer is an ElicitResult.
+type elicitAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
+}
+
+func greeting(ans json.RawMessage) string {
+	var a elicitAnswer
+	_ = json.Unmarshal(ans, &a)
+	if a.Action != "accept" {
+		return "You declined to give your name; nothing to greet."
+	}
+	name, _ := a.Content["name"].(string)
+	if name == "" {
+		name = "stranger"
+	}
+	return "Hello, " + name + "!"
+}
+
+// timestamp formats t as RFC 3339 UTC with milliseconds.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// newTaskLocked creates a task in working and starts its work. It is stored (and persisted)
+// before the caller answers, so a tasks/get right after the CreateTaskResult succeeds
+// (EXT §Task Creation: strong consistency).
+func (s *Server) newTaskLocked(era rpc.Era, sess, name string, args json.RawMessage, ttl time.Duration, elicitation bool) *task {
+	now := s.opts.Now()
+	t := &task{
+		ID: uuid.NewString(), Era: era, Session: sess, Tool: name, Args: args,
+		// C25-TASKS §Task Status Lifecycle: "Tasks MUST begin in the working status".
+		Status:    rpc.StatusWorking,
+		CreatedAt: now, UpdatedAt: now,
+		Elicitation: elicitation,
+		wake:        make(chan struct{}, 1),
+	}
+	if ttl >= 0 {
+		ms := ttl.Milliseconds()
+		t.TTLMs = &ms
+	}
+	a, _ := parseArgs(name, args)
+	switch name {
+	case "sleep":
+		_, n, _ := s.sleepPlan(a)
+		t.Message = fmt.Sprintf("step 0/%d", n)
+	case "forever":
+		t.Message = "started; runs until cancelled"
+	default:
+		t.Message = "started"
+	}
+	s.tasks[t.ID] = t
+	s.persistLocked()
+	s.notifyLocked()
+	s.startLocked(t)
+	return t
+}
+
+func (s *Server) startLocked(t *task) {
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go s.run(t)
+}
+
+// setStatusLocked moves t along the status graph. A terminal status never changes again
+// (C25-TASKS §Task Status Lifecycle; EXT §Task Status); attempts are ignored.
+func (s *Server) setStatusLocked(t *task, st rpc.TaskStatus, msg string) {
+	if t.Status.Terminal() {
+		return
+	}
+	t.Status = st
+	t.Message = msg
+	t.UpdatedAt = s.opts.Now()
+	s.persistLocked()
+	s.notifyLocked()
+}
+
+// completeLocked ends t with a CallToolResult. EXT §Task Execution Errors: in the modern era a
+// result with isError stays "completed"; C25-TASKS §Task Execution Errors: in the legacy era
+// it makes the task "failed".
+func (s *Server) completeLocked(t *task, result json.RawMessage, isError bool) {
+	if t.Status.Terminal() {
+		return
+	}
+	t.Result = result
+	switch {
+	case isError && t.Era == rpc.EraLegacy:
+		s.setStatusLocked(t, rpc.StatusFailed, "the tool reported an error")
+	case isError:
+		s.setStatusLocked(t, rpc.StatusCompleted, "finished with a tool error")
+	default:
+		s.setStatusLocked(t, rpc.StatusCompleted, "done")
+	}
+}
+
+// failLocked ends t with a JSON-RPC error; both eras make that "failed".
+func (s *Server) failLocked(t *task, e *rpc.Error) {
+	if t.Status.Terminal() {
+		return
+	}
+	t.Error = e
+	s.setStatusLocked(t, rpc.StatusFailed, e.Message)
+}
+
+// wakeTask nudges t's worker without blocking.
+func wakeTask(t *task) {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the worker of one task. It returns when the task is terminal, purged, or the server
+// closes; on close it leaves the status alone so that a restart resumes the work.
+func (s *Server) run(t *task) {
+	defer s.wg.Done()
+	fired := false
+	for {
+		s.mu.Lock()
+		if t.gone || t.Status.Terminal() {
+			s.mu.Unlock()
+			return
+		}
+		if t.CancelRequested {
+			// EXT §Task Cancellation: cancellation is cooperative; the work notices it here.
+			s.setStatusLocked(t, rpc.StatusCancelled, "cancelled at the client's request")
+			s.mu.Unlock()
+			return
+		}
+		d, waitInput := s.stepLocked(t, fired)
+		done := t.Status.Terminal()
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		fired = false
+		if waitInput {
+			select {
+			case <-t.wake:
+			case <-s.closing:
+				return
+			}
+			continue
+		}
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+			fired = true
+		case <-t.wake:
+			timer.Stop()
+		case <-s.closing:
+			timer.Stop()
+			return
+		}
+	}
+}
+
+// stepLocked does the work that is due for t. fired says a full step has just elapsed. It
+// returns how long to wait before the next call, or waitInput to wait for a wake-up only.
+func (s *Server) stepLocked(t *task, fired bool) (d time.Duration, waitInput bool) {
+	a, _ := parseArgs(t.Tool, t.Args)
+	switch t.Tool {
+	case "sleep":
+		seconds, n, step := s.sleepPlan(a)
+		if fired {
+			t.Step++
+			if t.Step < n {
+				s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf("step %d/%d", t.Step, n))
+			}
+		}
+		if t.Step >= n {
+			s.completeLocked(t, textResult(sleepDone(seconds), false), false)
+			return 0, false
+		}
+		return step, false
+	case "forever":
+		if fired {
+			t.Step++
+			s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf("tick %d (runs until cancelled)", t.Step))
+		}
+		return s.opts.StepDelay, false
+	case "fail":
+		if fired {
+			s.failLocked(t, failError(a))
+		}
+		return s.opts.StepDelay, false
+	case "tool_error":
+		if fired {
+			s.completeLocked(t, textResult(toolErrorText(a), true), true)
+		}
+		return s.opts.StepDelay, false
+	case "confirm":
+		if fired {
+			s.completeLocked(t, textResult("confirmed", false), false)
+		}
+		return s.opts.StepDelay, false
+	case "ask":
+		return s.askStepLocked(t, a, fired)
+	}
+	s.failLocked(t, &rpc.Error{Code: rpc.CodeInternalError, Message: "unknown tool " + t.Tool})
+	return 0, false
+}
+
+func (s *Server) askStepLocked(t *task, a toolArgs, fired bool) (time.Duration, bool) {
+	if t.Answer == nil {
+		if t.Status == rpc.StatusInputRequired {
+			return 0, true
+		}
+		if !t.Elicitation {
+			// C25-TASKS §Input Required Status: only a client that declared elicitation can be
+			// sent elicitation/create; without it the question cannot be asked.
+			s.failLocked(t, &rpc.Error{Code: rpc.CodeInternalError,
+				Message: "elicitation is not available: the client did not declare the elicitation capability"})
+			return 0, false
+		}
+		// Keys of inputRequests are never reused for another request over the task's lifetime
+		// (EXT §Task Update Requests): the ask tool asks exactly once, under "name".
+		t.InputKey = "name"
+		t.InputRequest = askRequest(a)
+		s.setStatusLocked(t, rpc.StatusInputRequired, "waiting for your name")
+		return 0, true
+	}
+	var ans elicitAnswer
+	_ = json.Unmarshal(t.Answer, &ans)
+	if ans.Action == "cancel" {
+		s.setStatusLocked(t, rpc.StatusCancelled, "the question was cancelled")
+		return 0, false
+	}
+	if t.Status == rpc.StatusInputRequired {
+		s.setStatusLocked(t, rpc.StatusWorking, "got an answer; finishing")
+		return s.opts.StepDelay, false
+	}
+	if fired {
+		s.completeLocked(t, textResult(greeting(t.Answer), false), false)
+		return 0, false
+	}
+	return s.opts.StepDelay, false
+}
+
+// answerLocked records the client's ElicitResult for t's outstanding input request. Answers
+// for a key that is not outstanding are ignored (EXT §Task Update Requests: servers SHOULD
+// ignore unknown or already answered keys).
+func (s *Server) answerLocked(t *task, key string, ans json.RawMessage) {
+	if t.Status != rpc.StatusInputRequired || key != t.InputKey || t.Answer != nil {
+		return
+	}
+	t.Answer = ans
+	s.persistLocked()
+	wakeTask(t)
+}
+
+// lookupLocked returns a live task, purging it first when its TTL has passed (C25-TASKS §TTL
+// and Resource Management: "receivers MAY delete the task and its results"; a later lookup
+// then gets -32602, which is compliant).
+func (s *Server) lookupLocked(id string) *task {
+	t := s.tasks[id]
+	if t == nil {
+		return nil
+	}
+	if s.expiredLocked(t) {
+		return nil
+	}
+	return t
+}
+
+func (s *Server) expiredLocked(t *task) bool {
+	if t.TTLMs == nil || s.opts.Now().Before(t.CreatedAt.Add(time.Duration(*t.TTLMs)*time.Millisecond)) {
+		return false
+	}
+	delete(s.tasks, t.ID)
+	t.gone = true
+	wakeTask(t)
+	s.persistLocked()
+	s.notifyLocked()
+	return true
+}
+
+func invalidParams(format string, args ...any) *rpc.Error {
+	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+func taskNotFound(id string) *rpc.Error {
+	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: fmt.Sprintf("task not found: %q (unknown, expired, or created by another session)", id)}
+}
+
+// ttlMsValue renders a ttl for JSON: a number or null.
+func ttlMsValue(t *task) any {
+	if t.TTLMs == nil {
+		return nil
+	}
+	return *t.TTLMs
+}
