@@ -318,7 +318,9 @@ func (s *Server) run(t *task) {
 	fired := false
 	for {
 		s.mu.Lock()
-		if t.gone || t.Status.Terminal() {
+		// A task past its TTL is purged even when nobody asks for it, so a forgotten forever
+		// task does not run until the server stops.
+		if t.gone || t.Status.Terminal() || s.expiredLocked(t) {
 			s.mu.Unlock()
 			return
 		}
