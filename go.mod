@@ -1,6 +1,7 @@
 module github.com/mcptask/mcptask
 
-go 1.26
+go 1.26.0
+
 require (
 	charm.land/bubbles/v2 v2.2.1
 	charm.land/bubbletea/v2 v2.1.1

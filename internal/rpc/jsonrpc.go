@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Message is one JSON-RPC 2.0 message: a request, a notification or a response. Which one it
@@ -165,13 +166,21 @@ var (
 type HTTPError struct {
 	Status int
 	Body   string // a short, escaped excerpt, safe to print
+	// RetryAfter is the delay a 429 or 503 asked for (Retry-After), 0 when none was given.
+	RetryAfter time.Duration
+	// WWWAuthenticate is the challenge of a 401, escaped, for the error message.
+	WWWAuthenticate string
 }
 
 func (e *HTTPError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("server answered HTTP %d", e.Status)
+	s := fmt.Sprintf("server answered HTTP %d", e.Status)
+	if e.Body != "" {
+		s += ": " + e.Body
 	}
-	return fmt.Sprintf("server answered HTTP %d: %s", e.Status, e.Body)
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return s
 }
 
 // Unwrap lets errors.Is(err, ErrAuth) match 401 and 403.

@@ -1,0 +1,138 @@
+package rpc
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/termsafe"
+)
+
+// Redacted replaces a secret in traces.
+const Redacted = "[redacted]"
+
+// alwaysSecret are header names whose values are credentials on every server.
+var alwaysSecret = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key"}
+
+// RedactHeader returns a copy of h in which the values of Authorization, cookies and the headers
+// named in secret are replaced by "[redacted]". Header names compare case-insensitively.
+func RedactHeader(h http.Header, secret []string) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		if isSecretHeader(k, secret) {
+			red := make([]string, len(v))
+			for i := range red {
+				red[i] = Redacted
+			}
+			out[k] = red
+			continue
+		}
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+func isSecretHeader(name string, secret []string) bool {
+	for _, s := range alwaysSecret {
+		if strings.EqualFold(name, s) {
+			return true
+		}
+	}
+	for _, s := range secret {
+		if strings.EqualFold(name, strings.TrimSpace(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactURL hides a password in the userinfo of u, so that a URL such as
+// https://user:token@host/mcp never reaches a trace or an error message.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	if _, ok := p.User.Password(); ok {
+		p.User = url.UserPassword(p.User.Username(), "xxxxx")
+	}
+	return p.String()
+}
+
+// tracer writes the --trace log: one line per HTTP request and response line, header and
+// JSON-RPC frame, each prefixed by its direction. Every byte that came from the server goes
+// through termsafe first, since the trace is read on a terminal.
+type tracer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	secret []string
+}
+
+func newTracer(o *TraceOptions) *tracer {
+	if o == nil || o.W == nil {
+		return nil
+	}
+	return &tracer{w: o.W, secret: o.Secret}
+}
+
+func (t *tracer) printf(format string, args ...any) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.w, format, args...)
+}
+
+func (t *tracer) headers(prefix string, h http.Header) string {
+	h = RedactHeader(h, t.secret)
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		for _, v := range h[k] {
+			fmt.Fprintf(&b, "%s %s: %s\n", prefix, termsafe.Line(k), termsafe.Line(v))
+		}
+	}
+	return b.String()
+}
+
+// request logs an outgoing HTTP request with its body.
+func (t *tracer) request(req *http.Request, body []byte) {
+	if t == nil {
+		return
+	}
+	s := fmt.Sprintf("> %s %s\n", req.Method, termsafe.Line(RedactURL(req.URL.String()))) + t.headers(">", req.Header)
+	if len(body) > 0 {
+		s += "> " + termsafe.Line(string(body)) + "\n"
+	}
+	t.printf("%s", s)
+}
+
+// response logs the status line and headers of an HTTP response.
+func (t *tracer) response(resp *http.Response, took time.Duration) {
+	if t == nil {
+		return
+	}
+	t.printf("< %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), t.headers("<", resp.Header))
+}
+
+// frame logs one JSON-RPC frame or SSE event; dir is ">" (sent) or "<" (received).
+func (t *tracer) frame(dir, what string, data []byte) {
+	if t == nil {
+		return
+	}
+	if what != "" {
+		t.printf("%s [%s] %s\n", dir, termsafe.Line(what), termsafe.Line(string(data)))
+		return
+	}
+	t.printf("%s %s\n", dir, termsafe.Line(string(data)))
+}
