@@ -1,0 +1,342 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/spf13/cobra"
+)
+
+// CallOptions are the inputs of `mcptask call`.
+type CallOptions struct {
+	f *Factory
+
+	Tool     string
+	ArgsJSON string
+	Arg      []string
+	TTL      time.Duration
+	Detach   bool
+	Timeout  time.Duration
+	Interval time.Duration
+}
+
+// NewCmdCall returns `mcptask call`. runF replaces runCall in tests.
+func NewCmdCall(f *Factory, runF func(context.Context, *CallOptions) error) *cobra.Command {
+	opts := &CallOptions{f: f}
+	c := &cobra.Command{
+		Use:   "call <tool> [--args JSON | --args @file | --arg key=value...]",
+		Short: "Call a tool, and follow the task it starts to its end",
+		Long: `Call a tool with tools/call, asking for a task where the server and tool allow it.
+
+A plain result is printed at once. A task is polled with tasks/get at the interval the
+server suggests (re-read on every answer), with one line per status change on stderr,
+and its result is printed on stdout when it ends. With --detach, only the task id is
+printed, for a later 'mcptask get', 'result' or 'cancel'.
+
+Arguments come from --args (a JSON object, or @file.json, or @- for stdin) and from
+--arg key=value, whose values are typed from the tool's inputSchema (numbers, booleans,
+objects); --arg wins over --args for the same key.
+
+On MCP 2025-11-25 a task is requested only when the server declares task support for
+tools/call and the tool's execution.taskSupport is "optional" or "required"; --ttl asks
+for a task lifetime. On MCP 2026-07-28 the server alone decides whether to answer with
+a task.
+
+EXIT STATUS
+  0 completed with a non-error result, or --detach printed the id; 1 transport or
+  protocol error; 2 usage error (nothing sent); 3 task failed or isError; 4 cancelled;
+  5 input required; 6 expired or unknown; 7 auth; 124 --timeout; 130 interrupted.
+  See 'mcptask help exit-codes'.`,
+		Example: `  mcptask call echo --arg text=hello --server http://127.0.0.1:8080/mcp
+  mcptask call sleep --args '{"seconds": 10}' --timeout 1m
+  id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Tool = args[0]
+			if opts.Timeout < 0 || opts.Interval < 0 || opts.TTL < 0 {
+				return flagErrorf("--timeout, --interval and --ttl must not be negative")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runCall(c.Context(), opts)
+		},
+	}
+	c.Flags().StringVar(&opts.ArgsJSON, "args", "", "tool arguments as a JSON object, or @file.json, or @- for stdin")
+	c.Flags().StringArrayVar(&opts.Arg, "arg", nil, "one tool argument `key=value`, typed from the tool's inputSchema (repeatable)")
+	c.Flags().DurationVar(&opts.TTL, "ttl", 0, "requested task lifetime (MCP 2025-11-25 only; the server may override it)")
+	c.Flags().BoolVar(&opts.Detach, "detach", false, "print only the task id and exit once the task is created")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); the task keeps running")
+	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	return c
+}
+
+func runCall(ctx context.Context, opts *CallOptions) error {
+	f := opts.f
+	// Validate everything local before connecting: a usage error sends nothing.
+	args, err := parseArgsJSON(opts.ArgsJSON, f.IO.In)
+	if err != nil {
+		return err
+	}
+	rawArgs, err := parseKV(opts.Arg)
+	if err != nil {
+		return err
+	}
+	if _, _, err := f.serverRef(); err != nil {
+		return err
+	}
+
+	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
+	c, ref, err := f.connect(ctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	if len(rawArgs) > 0 {
+		tool, err := c.Tool(ctx, opts.Tool)
+		if err != nil {
+			return err
+		}
+		var schema json.RawMessage
+		if tool != nil {
+			schema = tool.InputSchema
+		}
+		if err := typeArgs(args, rawArgs, schema); err != nil {
+			return err
+		}
+	}
+
+	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	res, err := c.CallTool(wctx, rpc.CallParams{
+		Name: opts.Tool, Arguments: args, TTL: opts.TTL,
+		ProgressToken: "mcptask-" + uuid.NewString(),
+	})
+	if err != nil {
+		if errors.Is(context.Cause(wctx), errTimeout) {
+			return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s waiting for tools/call %s", opts.Timeout, opts.Tool)}
+		}
+		// C26-MRTR: a server that needs a client capability mcptask did not declare
+		// (elicitation, because nothing here could answer) refuses with -32021.
+		if errors.Is(err, &rpc.Error{Code: rpc.CodeMissingCapability}) {
+			return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("call %s: the tool needs input that mcptask cannot answer here (the server said: %w)", opts.Tool, err)}
+		}
+		return fmt.Errorf("call %s: %w", opts.Tool, err)
+	}
+	out := &outcome{f: f, c: c, ref: ref}
+	switch res.Kind {
+	case rpc.KindComplete:
+		return out.toolResult(res.Tool, nil)
+	case rpc.KindInputRequired:
+		// MRTR (C26-MRTR): answering input arrives with the TUI and --answer; until then this
+		// is input that cannot be given here.
+		if f.Global.JSON {
+			_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: c.Era(), Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
+		}
+		keys := sortedKeys(res.InputRequests)
+		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); mcptask cannot answer input requests yet, nothing was started",
+			opts.Tool, describeInputs(res.InputRequests, keys))}
+	}
+
+	t := res.Task
+	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
+	if err := recordTask(ctx, f, c, ref, opts.Tool, t); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: task %s was created but could not be saved: %v\n", t.TaskID, err)
+	}
+	if opts.Detach {
+		if f.Global.JSON {
+			return writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})
+		}
+		fmt.Fprintln(f.IO.Out, t.TaskID)
+		return nil
+	}
+	printer.Note(t.TaskID, fmt.Sprintf("task created for tool %s (MCP %s)", opts.Tool, c.Era()))
+	printer.Task(t)
+	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true}, printer, opts.Timeout)
+}
+
+// withTimeout returns ctx bounded by d (0 = no bound), with errTimeout as the cause.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, errTimeout)
+}
+
+// notifyPrinter shows 2025-11-25 progress notifications, which carry real progress alongside
+// statusMessage (C25-PROG: the original progressToken stays valid for the task's whole life).
+func notifyPrinter(p *progressPrinter) func(string, json.RawMessage) {
+	return func(method string, params json.RawMessage) {
+		if method != "notifications/progress" {
+			return
+		}
+		var n struct {
+			Progress float64  `json:"progress"`
+			Total    *float64 `json:"total"`
+			Message  string   `json:"message"`
+		}
+		if json.Unmarshal(params, &n) != nil {
+			return
+		}
+		s := "progress " + strconv.FormatFloat(n.Progress, 'f', -1, 64)
+		if n.Total != nil {
+			s += "/" + strconv.FormatFloat(*n.Total, 'f', -1, 64)
+		}
+		if n.Message != "" {
+			s += " " + n.Message
+		}
+		p.Note("-", s)
+	}
+}
+
+// parseArgsJSON reads --args: a JSON object, @file, or @- (stdin).
+func parseArgsJSON(s string, stdin io.Reader) (map[string]any, error) {
+	args := map[string]any{}
+	if s == "" {
+		return args, nil
+	}
+	data := []byte(s)
+	src := "--args"
+	if strings.HasPrefix(s, "@") {
+		var err error
+		if s == "@-" {
+			data, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
+			src = "--args @- (stdin)"
+		} else {
+			data, err = os.ReadFile(s[1:])
+			src = "--args " + s
+		}
+		if err != nil {
+			return nil, flagErrorf("%s: %v", src, err)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, flagErrorf("%s is not valid JSON: %v", src, err)
+	}
+	if dec.More() {
+		return nil, flagErrorf("%s holds more than one JSON value", src)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, flagErrorf("%s must be a JSON object like '{\"key\": \"value\"}', not %s", src, jsonKind(v))
+	}
+	return obj, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "something else"
+}
+
+// parseKV splits --arg key=value pairs.
+func parseKV(pairs []string) ([][2]string, error) {
+	var out [][2]string
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, flagErrorf("--arg %q: want key=value", p)
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
+}
+
+// typeArgs sets each --arg into args, typed by the property's type in the tool's inputSchema:
+// integer, number, boolean, object and array values are parsed; strings stay strings. A key
+// the schema does not describe is parsed as JSON when it is JSON and kept as a string
+// otherwise.
+func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) error {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	for _, kv := range pairs {
+		k, v := kv[0], kv[1]
+		typ := ""
+		if p, ok := s.Properties[k]; ok {
+			switch t := p.Type.(type) {
+			case string:
+				typ = t
+			case []any: // ["integer","null"]: take the first non-null type
+				for _, x := range t {
+					if xs, _ := x.(string); xs != "" && xs != "null" {
+						typ = xs
+						break
+					}
+				}
+			}
+		}
+		switch typ {
+		case "string":
+			args[k] = v
+		case "integer":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return flagErrorf("--arg %s=%s: the tool wants an integer", k, v)
+			}
+			args[k] = n
+		case "number":
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return flagErrorf("--arg %s=%s: the tool wants a number", k, v)
+			}
+			args[k] = n
+		case "boolean":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return flagErrorf("--arg %s=%s: the tool wants true or false", k, v)
+			}
+			args[k] = b
+		case "object", "array":
+			var x any
+			if err := json.Unmarshal([]byte(v), &x); err != nil {
+				return flagErrorf("--arg %s: the tool wants JSON (%s): %v", k, typ, err)
+			}
+			args[k] = x
+		default:
+			var x any
+			if err := json.Unmarshal([]byte(v), &x); err == nil && typ == "" {
+				if _, isStr := x.(string); !isStr {
+					args[k] = x
+					continue
+				}
+			}
+			args[k] = v
+		}
+	}
+	return nil
+}
+
+func describeInputs(reqs map[string]json.RawMessage, keys []string) string {
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+": "+inputSummary(reqs[k]))
+	}
+	return strings.Join(parts, "; ")
+}

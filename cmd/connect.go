@@ -1,0 +1,230 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/spf13/pflag"
+)
+
+// GlobalOptions are the flags every command takes: how to reach the server and how to talk.
+type GlobalOptions struct {
+	Server    string
+	Stdio     string
+	Headers   []string
+	BearerEnv string
+	Protocol  string
+	Trace     bool
+	Insecure  bool
+	JSON      bool
+	StatePath string
+}
+
+// AddFlags registers the global flags. Environment variables give defaults; a flag given on
+// the command line wins.
+func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&g.Server, "server", getenv("MCPTASK_SERVER"), "Streamable HTTP endpoint `URL` of the MCP server ($MCPTASK_SERVER)")
+	fs.StringVar(&g.Stdio, "stdio", "", "start the MCP server as a child process: `'command args'`, spoken to over stdio")
+	fs.StringArrayVar(&g.Headers, "header", nil, "extra HTTP header `'Name: value'` (repeatable; values are never printed or stored)")
+	fs.StringVar(&g.BearerEnv, "bearer-env", "", "send 'Authorization: Bearer <token>' with the token read from environment variable `VAR`")
+	protocol := getenv("MCPTASK_PROTOCOL")
+	if protocol == "" {
+		protocol = "auto"
+	}
+	fs.StringVar(&g.Protocol, "protocol", protocol, "protocol version: auto, 2026-07-28 or 2025-11-25")
+	fs.BoolVar(&g.Trace, "trace", false, "log every HTTP exchange and JSON-RPC frame to stderr (secrets redacted)")
+	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
+	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
+	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
+}
+
+// ServerRef says how a server was reached, without any secret: it is what a task record
+// keeps so that the task can be found again.
+type ServerRef struct {
+	URL         string   `json:"url,omitempty"`
+	Argv        []string `json:"argv,omitempty"`
+	Dir         string   `json:"dir,omitempty"`
+	HeaderNames []string `json:"headerNames,omitempty"`
+	BearerEnv   string   `json:"bearerEnv,omitempty"`
+}
+
+// String is the short form shown to users.
+func (r ServerRef) String() string {
+	if r.URL != "" {
+		return r.URL
+	}
+	return "stdio:" + strings.Join(r.Argv, " ")
+}
+
+// serverRef validates the connection flags and describes the server, without connecting.
+// Usage problems come back as FlagErrors so that nothing is sent.
+func (f *Factory) serverRef() (ServerRef, http.Header, error) {
+	g := f.Global
+	var ref ServerRef
+	switch {
+	case g.Server != "" && g.Stdio != "":
+		return ref, nil, flagErrorf("give either --server or --stdio, not both")
+	case g.Server == "" && g.Stdio == "":
+		return ref, nil, flagErrorf("no server: give --server URL or --stdio 'command args' (or set MCPTASK_SERVER)")
+	case g.Server != "":
+		u, err := url.Parse(g.Server)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return ref, nil, flagErrorf("--server %q is not an http:// or https:// URL", g.Server)
+		}
+		if u.User != nil {
+			return ref, nil, flagErrorf("--server URL must not carry credentials; use --bearer-env or --header")
+		}
+		ref.URL = g.Server
+	default:
+		argv, err := splitCommand(g.Stdio)
+		if err != nil {
+			return ref, nil, flagErrorf("--stdio: %v", err)
+		}
+		if len(argv) == 0 {
+			return ref, nil, flagErrorf("--stdio needs a command")
+		}
+		ref.Argv = argv
+		ref.Dir, _ = os.Getwd()
+	}
+	switch g.Protocol {
+	case "auto", rpc.VersionModern, rpc.VersionLegacy:
+	default:
+		return ref, nil, flagErrorf("--protocol %q: want auto, %s or %s", g.Protocol, rpc.VersionModern, rpc.VersionLegacy)
+	}
+	hdr := http.Header{}
+	for _, h := range g.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
+			return ref, nil, flagErrorf("--header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if strings.ContainsAny(value, "\r\n") {
+			return ref, nil, flagErrorf("--header %s: value must not contain a line break", name)
+		}
+		hdr.Add(name, strings.TrimSpace(value))
+		ref.HeaderNames = append(ref.HeaderNames, http.CanonicalHeaderKey(name))
+	}
+	if g.BearerEnv != "" {
+		tok := f.Getenv(g.BearerEnv)
+		if tok == "" {
+			return ref, nil, flagErrorf("--bearer-env %s: that environment variable is empty or unset", g.BearerEnv)
+		}
+		hdr.Set("Authorization", "Bearer "+tok)
+		ref.BearerEnv = g.BearerEnv
+	}
+	if ref.Argv != nil && len(hdr) > 0 {
+		return ref, nil, flagErrorf("--header and --bearer-env apply to --server only, not --stdio")
+	}
+	return ref, hdr, nil
+}
+
+// redactHeaderArg keeps the name of a malformed --header argument and hides the rest.
+func redactHeaderArg(h string) string {
+	if name, _, ok := strings.Cut(h, ":"); ok {
+		return name + ": [redacted]"
+	}
+	if len(h) > 3 {
+		return h[:3] + "…"
+	}
+	return h
+}
+
+// connect validates the flags, opens the transport and performs the era's opening.
+func (f *Factory) connect(ctx context.Context, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	ref, hdr, err := f.serverRef()
+	if err != nil {
+		return nil, ref, err
+	}
+	return f.connectRef(ctx, ref, hdr, opts)
+}
+
+// connectRef opens a transport to ref. hdr holds the secret header values.
+func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	var trace *rpc.TraceOptions
+	if f.Global.Trace {
+		trace = &rpc.TraceOptions{W: f.IO.ErrOut, Secret: ref.HeaderNames}
+	}
+	var t rpc.Transport
+	if ref.URL != "" {
+		ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace})
+		if err != nil {
+			return nil, ref, err
+		}
+		t = ht
+	} else {
+		st, err := rpc.NewStdioTransport(ctx, rpc.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Trace: trace})
+		if err != nil {
+			return nil, ref, fmt.Errorf("start %s: %w", ref.Argv[0], err)
+		}
+		t = st
+		if opts.ProbeTimeout == 0 {
+			opts.ProbeTimeout = 5 * time.Second
+		}
+	}
+	if opts.Protocol == "" {
+		opts.Protocol = f.Global.Protocol
+	}
+	opts.Info = rpc.Implementation{Name: "mcptask", Version: Version}
+	c := rpc.NewClient(t, opts)
+	if err := c.Connect(ctx); err != nil {
+		_ = t.Close()
+		return nil, ref, fmt.Errorf("connect to %s: %w", ref, err)
+	}
+	return c, ref, nil
+}
+
+// splitCommand splits a --stdio command line the way a POSIX shell would split words: single
+// quotes, double quotes and backslash escapes, no expansion.
+func splitCommand(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated single quote in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated double quote in %q", s)
+			}
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args, nil
+}

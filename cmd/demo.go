@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/spf13/cobra"
+)
+
+// DemoOptions are the inputs of `mcptask demo` and `mcptask demo serve`.
+type DemoOptions struct {
+	f        *Factory
+	Addr     string
+	Stdio    bool
+	Store    string
+	Step     time.Duration
+	Protocol string
+	Seconds  int
+}
+
+// NewCmdDemo returns `mcptask demo`, which shows mcptask at work against its built-in
+// reference server, and `mcptask demo serve`, which runs that server for other clients.
+func NewCmdDemo(f *Factory) *cobra.Command {
+	opts := &DemoOptions{f: f}
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Watch a real task run against the built-in demo server",
+		Long: `Start the built-in demo MCP server on a free loopback port and run
+'mcptask call sleep' against it, so you can see a task being created, polled and
+finished without setting anything up.
+
+The demo server speaks both MCP 2026-07-28 (with the tasks extension) and MCP
+2025-11-25 (core tasks) on one endpoint; --protocol picks which one the demo uses.
+Run it on its own with 'mcptask demo serve'.`,
+		Example: `  mcptask demo
+  mcptask demo --protocol 2025-11-25 --seconds 5`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runDemo(c.Context(), opts)
+		},
+	}
+	c.Flags().IntVar(&opts.Seconds, "seconds", 3, "how long the demo task runs")
+	c.AddCommand(newCmdDemoServe(f))
+	return c
+}
+
+func runDemo(ctx context.Context, opts *DemoOptions) error {
+	f := opts.f
+	if opts.Seconds < 1 || opts.Seconds > 3600 {
+		return flagErrorf("--seconds must be between 1 and 3600")
+	}
+	if f.Global.Server != "" || f.Global.Stdio != "" {
+		return flagErrorf("mcptask demo starts its own server; drop --server/--stdio (or use 'mcptask call' against yours)")
+	}
+	srv, err := demo.New(demo.Options{PollInterval: 500 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("demo: listen on loopback: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	url := "http://" + ln.Addr().String() + "/mcp"
+	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on %s\n", url)
+	fmt.Fprintf(f.IO.ErrOut, "Running: mcptask call sleep --arg seconds=%d --server %s\n\n", opts.Seconds, url)
+	f.Global.Server = url
+	return runCall(ctx, &CallOptions{f: f, Tool: "sleep", Arg: []string{fmt.Sprintf("seconds=%d", opts.Seconds)}})
+}
+
+func newCmdDemoServe(f *Factory) *cobra.Command {
+	opts := &DemoOptions{f: f}
+	c := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:PORT | --stdio] [--store FILE]",
+		Short: "Run the built-in demo MCP task server",
+		Long: `Run the demo MCP server: a reference task server that speaks MCP 2026-07-28
+with the io.modelcontextprotocol/tasks extension and MCP 2025-11-25 core tasks on one
+endpoint, and follows the server rules of both.
+
+Tools: echo (immediate), sleep (a task with a status message per second), fail (a
+JSON-RPC error), tool_error (an isError result), ask (needs input through an
+elicitation form), confirm (2026-07-28 multi-round-trip input before the task),
+forever (runs until cancelled).
+
+With --store FILE the server keeps its tasks in FILE and picks them up again after a
+restart, which is what resume tests need.`,
+		Example: `  mcptask demo serve --addr 127.0.0.1:8080
+  mcptask call sleep --arg seconds=10 --stdio 'mcptask demo serve --stdio'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runDemoServe(c.Context(), opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "loopback `host:port` to listen on")
+	c.Flags().BoolVar(&opts.Stdio, "stdio", false, "serve one client on stdin/stdout instead of HTTP")
+	c.Flags().StringVar(&opts.Store, "store", "", "keep tasks in this `FILE` across restarts")
+	c.Flags().DurationVar(&opts.Step, "step", time.Second, "length of one step of the sleep and forever tools")
+	return c
+}
+
+func runDemoServe(ctx context.Context, opts *DemoOptions) error {
+	f := opts.f
+	logf := func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, "demo: "+format+"\n", args...) }
+	srv, err := demo.New(demo.Options{Store: opts.Store, StepDelay: opts.Step, Logf: logf})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if opts.Stdio {
+		err := srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("demo serve: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on http://%s/mcp (Ctrl+C to stop)\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return err
+	}
+}

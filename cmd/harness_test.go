@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/spectest"
+)
+
+// cliResult is what one in-process mcptask run produced.
+type cliResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// lockedBuffer lets a test read stderr while the command is still writing it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runCLI runs mcptask in-process with args and the given extra environment, no TTY.
+func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...string) cliResult {
+	t.Helper()
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	f := NewFactory(io)
+	f.Getenv = func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return ""
+	}
+	code := Run(ctx, f, args)
+	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+// demoServer starts the demo server on loopback behind a schema-validating recorder. Every
+// message mcptask sends to it is checked against the spec when the test ends.
+func demoServer(t *testing.T, opts demo.Options) (string, *spectest.Recorder) {
+	t.Helper()
+	if opts.StepDelay == 0 {
+		opts.StepDelay = 20 * time.Millisecond
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	srv, err := demo.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &spectest.Recorder{V: spectest.Load(t), Next: srv.Handler()}
+	hs := httptest.NewServer(rec)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close()
+		rec.Check(t)
+	})
+	return hs.URL + "/mcp", rec
+}
+
+// decodeJSON decodes the single JSON document a --json run printed on stdout.
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(s)), &m); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, s)
+	}
+	return m
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// methodsOf filters a recorder's methods for one name.
+func countMethod(rec *spectest.Recorder, method string) int {
+	n := 0
+	for _, m := range rec.Methods() {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+var _ = http.MethodPost

@@ -1,0 +1,52 @@
+package cmd
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+)
+
+// IOStreams is the one place that knows whether mcptask talks to a terminal. Every command
+// asks it rather than calling isatty itself, and tests override the answers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	stdinTTY, stdoutTTY, stderrTTY bool
+}
+
+// SystemIO returns streams on the process's stdin, stdout and stderr.
+func SystemIO() *IOStreams {
+	return &IOStreams{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		stdinTTY:  term.IsTerminal(os.Stdin.Fd()),
+		stdoutTTY: term.IsTerminal(os.Stdout.Fd()),
+		stderrTTY: term.IsTerminal(os.Stderr.Fd()),
+	}
+}
+
+// TestIO returns streams on buffers, with no terminal.
+func TestIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// IsStdoutTTY reports whether stdout is a terminal.
+func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
+
+// IsStderrTTY reports whether stderr is a terminal.
+func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
+
+// CanPrompt reports whether a human can be asked: stdin and stdout are terminals and CI is not
+// set. mcptask never prompts otherwise.
+func (s *IOStreams) CanPrompt() bool {
+	return s.stdinTTY && s.stdoutTTY && os.Getenv("CI") == ""
+}
+
+// SetTTY overrides the terminal answers (tests).
+func (s *IOStreams) SetTTY(stdin, stdout, stderr bool) {
+	s.stdinTTY, s.stdoutTTY, s.stderrTTY = stdin, stdout, stderr
+}

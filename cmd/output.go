@@ -1,0 +1,153 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
+)
+
+// printToolResult writes a CallToolResult for a human: text content as text, other content
+// summarised on a line of its own, structuredContent as indented JSON when there is no text.
+// Every server string is stripped of terminal escapes.
+func printToolResult(w io.Writer, tr *rpc.ToolResult) {
+	wroteText := false
+	for _, c := range tr.Content {
+		switch c.Type {
+		case "text":
+			s := termsafe.String(c.Text)
+			fmt.Fprint(w, s)
+			if !strings.HasSuffix(s, "\n") {
+				fmt.Fprintln(w)
+			}
+			wroteText = true
+		case "image", "audio":
+			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, termsafe.Line(c.MimeType), len(c.Data)*3/4)
+		case "resource_link":
+			fmt.Fprintf(w, "[resource link %s %s]\n", termsafe.Line(c.URI), termsafe.Line(c.Name))
+		case "resource":
+			var r struct {
+				URI  string `json:"uri"`
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(c.Resource, &r)
+			if r.Text != "" {
+				fmt.Fprintln(w, termsafe.String(r.Text))
+				wroteText = true
+			} else {
+				fmt.Fprintf(w, "[resource %s]\n", termsafe.Line(r.URI))
+			}
+		default:
+			fmt.Fprintf(w, "[%s content]\n", termsafe.Line(c.Type))
+		}
+	}
+	if !wroteText && len(tr.StructuredContent) > 0 {
+		var v any
+		if json.Unmarshal(tr.StructuredContent, &v) == nil {
+			b, _ := json.MarshalIndent(v, "", "  ")
+			fmt.Fprintln(w, termsafe.String(string(b)))
+		}
+	}
+}
+
+// envelope is the --json output: the wire objects as the server sent them, in a small,
+// additive-only wrapper (type, taskId, status, era, server).
+type envelope struct {
+	Type   string          `json:"type"`
+	TaskID string          `json:"taskId,omitempty"`
+	Status rpc.TaskStatus  `json:"status,omitempty"`
+	Era    rpc.Era         `json:"era,omitempty"`
+	Server string          `json:"server,omitempty"`
+	Task   json.RawMessage `json:"task,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *rpc.Error      `json:"error,omitempty"`
+	Ack    json.RawMessage `json:"ack,omitempty"`
+	Tools  json.RawMessage `json:"tools,omitempty"`
+	// Input lists outstanding input requests by key (status input_required).
+	Input map[string]json.RawMessage `json:"inputRequests,omitempty"`
+	// Warnings are human notes a script may log.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode JSON output: %w", err)
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+// describeTask writes the human form of one task.
+func describeTask(w io.Writer, t *rpc.Task, era rpc.Era, server string, now time.Time) {
+	fmt.Fprintf(w, "Task:       %s\n", termsafe.Line(t.TaskID))
+	fmt.Fprintf(w, "Status:     %s\n", t.Status)
+	if t.StatusMessage != "" {
+		fmt.Fprintf(w, "Message:    %s\n", termsafe.Line(t.StatusMessage))
+	}
+	if !t.CreatedAt.IsZero() {
+		fmt.Fprintf(w, "Created:    %s (%s ago)\n", t.CreatedAt.Format(time.RFC3339), roundDur(now.Sub(t.CreatedAt)))
+	}
+	if !t.LastUpdatedAt.IsZero() {
+		fmt.Fprintf(w, "Updated:    %s (%s ago)\n", t.LastUpdatedAt.Format(time.RFC3339), roundDur(now.Sub(t.LastUpdatedAt)))
+	}
+	switch exp, ok := t.ExpiresAt(); {
+	case t.TTL == nil:
+		fmt.Fprintf(w, "TTL:        unlimited\n")
+	case ok:
+		fmt.Fprintf(w, "TTL:        %s (%s left)\n", roundDur(*t.TTL), roundDur(max(exp.Sub(now), 0)))
+	default:
+		fmt.Fprintf(w, "TTL:        %s\n", roundDur(*t.TTL))
+	}
+	if t.PollInterval > 0 {
+		fmt.Fprintf(w, "Poll every: %s\n", t.PollInterval)
+	}
+	if t.Error != nil {
+		fmt.Fprintf(w, "Error:      %d %s\n", t.Error.Code, termsafe.Line(t.Error.Message))
+	}
+	for _, k := range sortedKeys(t.InputRequests) {
+		fmt.Fprintf(w, "Needs input: %s %s\n", termsafe.Line(k), termsafe.Line(inputSummary(t.InputRequests[k])))
+	}
+	fmt.Fprintf(w, "Server:     %s (MCP %s)\n", termsafe.Line(server), era)
+}
+
+// inputSummary is a one-line description of an input request: its method and message.
+func inputSummary(raw json.RawMessage) string {
+	var r struct {
+		Method string `json:"method"`
+		Params struct {
+			Message string `json:"message"`
+			Mode    string `json:"mode"`
+			URL     string `json:"url"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	s := r.Method
+	if r.Params.Message != "" {
+		s += ": " + r.Params.Message
+	}
+	if r.Params.URL != "" {
+		s += " (" + r.Params.URL + ")"
+	}
+	return s
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Hour:
+		return d.Round(time.Minute)
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

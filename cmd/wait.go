@@ -1,0 +1,170 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
+)
+
+// Poll cadence. The server's interval is used whenever it gives one (re-read on every
+// response, since C25-TASKS §Getting Tasks and EXT §Task Polling let it change); these bound it.
+const (
+	// defaultPollInterval is used when the server suggests none: slow enough to be polite,
+	// fast enough that a short task does not feel stuck.
+	defaultPollInterval = 2 * time.Second
+	// minPollInterval protects the server from a suggestion of, say, 1 ms.
+	minPollInterval = 100 * time.Millisecond
+	// maxPollInterval keeps a watch responsive even if the server asks for an hour.
+	maxPollInterval = 60 * time.Second
+	// maxBackoff caps the exponential backoff after transport errors.
+	maxBackoff = 30 * time.Second
+	// heartbeatEvery keeps CI systems that kill silent steps from killing a long wait.
+	heartbeatEvery = 30 * time.Second
+)
+
+// pollInterval is the delay before the next tasks/get: the server's suggestion clamped to
+// [minPollInterval, maxPollInterval], never faster than the user's --interval.
+func pollInterval(t *rpc.Task, userMin time.Duration) time.Duration {
+	d := defaultPollInterval
+	if t != nil && t.PollInterval > 0 {
+		d = t.PollInterval
+	}
+	d = max(d, minPollInterval)
+	d = min(d, maxPollInterval)
+	return max(d, userMin)
+}
+
+// backoff returns the delay after the n-th consecutive transport failure (n >= 1): doubling
+// from one second, capped, with up to 20% jitter so many clients do not retry in step.
+func backoff(n int) time.Duration {
+	d := time.Second << min(n-1, 10)
+	d = min(d, maxBackoff)
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+// progressPrinter writes one plain line per status or statusMessage change: RFC 3339 time,
+// task id, status, message. No colour, no cursor movement: it is what CI logs see.
+type progressPrinter struct {
+	w        io.Writer
+	now      func() time.Time
+	last     map[string]string
+	lastLine time.Time
+}
+
+func newProgressPrinter(w io.Writer, now func() time.Time) *progressPrinter {
+	return &progressPrinter{w: w, now: now, last: map[string]string{}}
+}
+
+// Task prints t if its status or message changed since the last line for that task.
+func (p *progressPrinter) Task(t *rpc.Task) {
+	key := string(t.Status) + "\x00" + t.StatusMessage
+	if p.last[t.TaskID] == key {
+		return
+	}
+	p.last[t.TaskID] = key
+	line := fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(t.TaskID), t.Status)
+	if t.StatusMessage != "" {
+		line += " " + termsafe.Line(t.StatusMessage)
+	}
+	p.println(line)
+}
+
+// Note prints a free-form line about a task (backoff, hints).
+func (p *progressPrinter) Note(id, msg string) {
+	p.println(fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(id), msg))
+}
+
+// Heartbeat prints a line if nothing was printed for heartbeatEvery.
+func (p *progressPrinter) Heartbeat(t *rpc.Task) {
+	if p.now().Sub(p.lastLine) < heartbeatEvery {
+		return
+	}
+	p.Note(t.TaskID, fmt.Sprintf("%s (still waiting)", t.Status))
+}
+
+func (p *progressPrinter) println(line string) {
+	p.lastLine = p.now()
+	fmt.Fprintln(p.w, line)
+}
+
+// pollOptions tune waitTask.
+type pollOptions struct {
+	UserMin  time.Duration
+	OnChange func(t *rpc.Task) // after every tasks/get whose status or message changed
+	OnPoll   func(t *rpc.Task) // after every successful tasks/get
+	OnRetry  func(err error, n int, delay time.Duration)
+	// StopOnInput makes waitTask return when the task reaches input_required.
+	StopOnInput bool
+}
+
+// errTaskGone wraps the server saying it no longer knows a task.
+var errTaskGone = errors.New("task expired or unknown to the server")
+
+// waitTask polls tasks/get until the task is terminal (or needs input, with StopOnInput). It
+// returns the last task seen. Transport failures back off exponentially and retry until ctx
+// ends; a -32602 answer means the task is gone and ends the wait with errTaskGone.
+func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*rpc.Task, error) {
+	failures := 0
+	prev := t
+	for {
+		if t.Status.Terminal() || (o.StopOnInput && t.Status == rpc.StatusInputRequired) {
+			return t, nil
+		}
+		delay := pollInterval(t, o.UserMin)
+		if failures > 0 {
+			delay = max(delay, backoff(failures))
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return t, ctx.Err()
+		case <-timer.C:
+		}
+		nt, err := c.GetTask(ctx, t.TaskID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t, ctx.Err()
+			}
+			if rpc.IsUnknownTask(err) {
+				return t, fmt.Errorf("%w: %w", errTaskGone, err)
+			}
+			if !retryable(err) {
+				return t, err
+			}
+			failures++
+			if o.OnRetry != nil {
+				o.OnRetry(err, failures, backoff(failures))
+			}
+			continue
+		}
+		failures = 0
+		t = nt
+		if o.OnPoll != nil {
+			o.OnPoll(t)
+		}
+		if o.OnChange != nil && (t.Status != prev.Status || t.StatusMessage != prev.StatusMessage) {
+			o.OnChange(t)
+		}
+		prev = t
+	}
+}
+
+// retryable says whether a failed poll is worth retrying: transport trouble and server-side
+// hiccups are; authentication failures and malformed answers are not.
+func retryable(err error) bool {
+	if errors.Is(err, rpc.ErrAuth) || errors.Is(err, rpc.ErrMalformed) || errors.Is(err, rpc.ErrTooLarge) {
+		return false
+	}
+	var rerr *rpc.Error
+	if errors.As(err, &rerr) {
+		return rerr.Code == rpc.CodeInternalError || rerr.HTTPStatus == 429 || rerr.HTTPStatus >= 500
+	}
+	return true
+}
