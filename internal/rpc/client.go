@@ -57,6 +57,12 @@ type Client struct {
 	caps       serverCaps
 	rawCaps    json.RawMessage
 	tools      map[string]*Tool
+	// metaRaw caches the encoded modern _meta for metaVersion.
+	metaRaw     []byte
+	metaVersion string
+	// assumed is set by Assume: no handshake happened, so the capabilities are unknown and
+	// the server is left to refuse what it does not support.
+	assumed bool
 }
 
 // serverCaps holds what mcptask reads from either era's capabilities.
@@ -231,7 +237,7 @@ func (c *Client) acceptDiscover(res json.RawMessage) error {
 
 func (c *Client) initialize(ctx context.Context) error {
 	c.mu.Lock()
-	c.era, c.version = EraLegacy, ""
+	c.era, c.version, c.assumed = EraLegacy, "", false
 	c.mu.Unlock()
 	caps := map[string]any{}
 	if c.opts.Elicitation {
@@ -282,9 +288,19 @@ func (c *Client) Assume(era Era, sessionID string) {
 	c.mu.Lock()
 	c.era = era
 	c.version = string(era)
+	c.assumed = true
 	c.mu.Unlock()
 	if s, ok := c.t.(SessionHolder); ok && sessionID != "" {
 		s.SetSessionID(sessionID)
+	}
+}
+
+// KeepSession(true) leaves a 2025-11-25 HTTP session open when the client closes (no
+// DELETE), because a task that is not finished is bound to it and will be polled again
+// through it; KeepSession(false) lets Close end the session again.
+func (c *Client) KeepSession(keep bool) {
+	if k, ok := c.t.(interface{ KeepSession(bool) }); ok {
+		k.KeepSession(keep)
 	}
 }
 
@@ -304,6 +320,9 @@ func (c *Client) TasksSupported() bool {
 func (c *Client) legacyCan(what string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.assumed {
+		return true
+	}
 	t := c.caps.Tasks
 	if t == nil {
 		return false
@@ -376,33 +395,30 @@ func (c *Client) build(method string, params map[string]any, name string, reques
 	c.mu.Lock()
 	era, version := c.era, c.version
 	c.mu.Unlock()
-	p := make(map[string]any, len(params)+1)
-	for k, v := range params {
-		p[k] = v
-	}
-	hdr := http.Header{}
+	// Canonical header keys are assigned directly: this runs on every poll.
+	hdr := make(http.Header, 3)
+	var raw []byte
+	var err error
 	if era == EraModern {
 		// C26-BASIC §_meta: every request MUST carry protocolVersion and clientCapabilities,
 		// and SHOULD carry clientInfo.
-		meta, _ := p["_meta"].(map[string]any)
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta[MetaProtocolVersion] = version
-		meta[MetaClientCapabilities] = c.modernCaps()
-		meta[MetaClientInfo] = c.opts.Info
-		p["_meta"] = meta
+		raw, err = c.modernParams(params, version)
 		// C26-HTTP §Protocol Version Header, §Standard Request Headers.
-		hdr.Set("MCP-Protocol-Version", version)
-		hdr.Set("Mcp-Method", method)
+		hdr["Mcp-Protocol-Version"] = []string{version}
+		hdr["Mcp-Method"] = []string{method}
 		if name != "" {
-			hdr.Set("Mcp-Name", EncodeHeaderValue(name))
+			hdr["Mcp-Name"] = []string{EncodeHeaderValue(name)}
 		}
-	} else if version != "" {
-		// C25-TRANS §Protocol Version Header: after initialize, on every request.
-		hdr.Set("MCP-Protocol-Version", version)
+	} else {
+		if version != "" {
+			// C25-TRANS §Protocol Version Header: after initialize, on every request.
+			hdr["Mcp-Protocol-Version"] = []string{version}
+		}
+		if params == nil {
+			params = map[string]any{}
+		}
+		raw, err = json.Marshal(params)
 	}
-	raw, err := json.Marshal(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
 	}
@@ -411,6 +427,56 @@ func (c *Client) build(method string, params map[string]any, name string, reques
 		msg.ID = IntID(c.nextID.Add(1))
 	}
 	return msg, hdr, nil
+}
+
+// modernParams encodes params with the per-request _meta merged in. The _meta of mcptask's
+// own (version, capabilities, clientInfo) never changes for a client, so it is encoded once.
+func (c *Client) modernParams(params map[string]any, version string) ([]byte, error) {
+	userMeta, _ := params["_meta"].(map[string]any)
+	if userMeta != nil {
+		// Rare (a progress token, say): merge the maps the slow way.
+		meta := make(map[string]any, len(userMeta)+3)
+		for k, v := range userMeta {
+			meta[k] = v
+		}
+		meta[MetaProtocolVersion] = version
+		meta[MetaClientCapabilities] = c.modernCaps()
+		meta[MetaClientInfo] = c.opts.Info
+		p := make(map[string]any, len(params))
+		for k, v := range params {
+			p[k] = v
+		}
+		p["_meta"] = meta
+		return json.Marshal(p)
+	}
+	c.mu.Lock()
+	if c.metaRaw == nil || c.metaVersion != version {
+		m, err := json.Marshal(map[string]any{
+			MetaProtocolVersion:    version,
+			MetaClientCapabilities: c.modernCaps(),
+			MetaClientInfo:         c.opts.Info,
+		})
+		if err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		c.metaRaw, c.metaVersion = m, version
+	}
+	meta := c.metaRaw
+	c.mu.Unlock()
+	if len(params) == 0 {
+		return append(append([]byte(`{"_meta":`), meta...), '}'), nil
+	}
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	// body is a non-empty object "{...}": splice _meta in before its closing brace.
+	out := make([]byte, 0, len(body)+len(meta)+10)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"_meta":`...)
+	out = append(out, meta...)
+	return append(out, '}'), nil
 }
 
 // modernCaps is the per-request clientCapabilities. EXT §Capability Negotiation: the tasks
@@ -682,16 +748,29 @@ type wireTask struct {
 	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
 	Result         json.RawMessage            `json:"result"`
 	Error          *Error                     `json:"error"`
+	ResultType     *string                    `json:"resultType"`
 }
 
 // DecodeTask decodes a flat Task object of either era (ttl or ttlMs, pollInterval or
 // pollIntervalMs). taskId and a valid status are required; a missing timestamp is tolerated
 // (the conformance checker reports it) but a malformed one is not.
 func DecodeTask(raw json.RawMessage) (*Task, error) {
+	t, _, err := decodeTask(raw)
+	return t, err
+}
+
+// decodeTask is DecodeTask that also returns the resultType it met, so that tasks/get parses
+// its answer once.
+func decodeTask(raw json.RawMessage) (*Task, *string, error) {
 	var w wireTask
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("%w: task: %v", ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: task: %v", ErrMalformed, err)
 	}
+	t, err := w.task(raw)
+	return t, w.ResultType, err
+}
+
+func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 	if w.TaskID == nil || *w.TaskID == "" {
 		return nil, fmt.Errorf("%w: task has no taskId: %s", ErrMalformed, snippet(raw))
 	}
@@ -789,12 +868,14 @@ func (c *Client) GetTask(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
 	}
-	if err := checkResultType(res, c.Era(), false); err != nil {
-		return nil, fmt.Errorf("get task %s: %w", id, err)
-	}
-	t, err := DecodeTask(res)
+	t, rt, err := decodeTask(res)
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
+	}
+	// EXT §Task Polling: a tasks/get result is complete (absent resultType); "task" is only
+	// for task creation, and anything else is invalid.
+	if c.Era() == EraModern && rt != nil && *rt != "complete" {
+		return nil, fmt.Errorf("get task %s: %w: resultType %q is not valid here", id, ErrMalformed, *rt)
 	}
 	if t.TaskID != id {
 		return nil, fmt.Errorf("get task %s: %w: server answered for task %q", id, ErrMalformed, t.TaskID)

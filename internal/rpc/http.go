@@ -135,9 +135,10 @@ func (t *HTTPTransport) SessionID() string { t.mu.Lock(); defer t.mu.Unlock(); r
 // SetSessionID implements SessionHolder; "" forgets the session.
 func (t *HTTPTransport) SetSessionID(id string) { t.mu.Lock(); t.session = id; t.mu.Unlock() }
 
-// KeepSession makes Close leave the 2025-11-25 session open (no DELETE), because a task that
-// is still running is bound to it and a later `mcptask get` or `resume` will reuse its id.
-func (t *HTTPTransport) KeepSession() { t.mu.Lock(); t.keep = true; t.mu.Unlock() }
+// KeepSession(true) makes Close leave the 2025-11-25 session open (no DELETE), because a task
+// that is still running is bound to it and a later `mcptask get` or `resume` will reuse its
+// id. KeepSession(false) restores the DELETE.
+func (t *HTTPTransport) KeepSession(keep bool) { t.mu.Lock(); t.keep = keep; t.mu.Unlock() }
 
 // Close ends the session with DELETE (C25-TRANS §Session Management: clients that no longer
 // need a session SHOULD send DELETE), unless KeepSession was called, and releases the pool.
@@ -174,15 +175,21 @@ func (t *HTTPTransport) Close() error {
 	return nil
 }
 
-// setCommon puts the user's headers on h, then the request headers the client computed.
+// setCommon puts the user's headers on h, then the request headers the client computed. The
+// value slices are shared, not copied: net/http only reads them, and this runs on every poll.
 func (t *HTTPTransport) setCommon(h http.Header, extra http.Header) {
 	for k, v := range t.hdr {
-		h[k] = append([]string(nil), v...)
+		h[k] = v
 	}
 	for k, v := range extra {
-		h[k] = append([]string(nil), v...)
+		h[http.CanonicalHeaderKey(k)] = v
 	}
 }
+
+var (
+	contentTypeJSON = []string{"application/json"}
+	acceptBoth      = []string{"application/json, text/event-stream"}
+)
 
 // post sends body as one POST and returns the response with its body still open.
 func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) (*http.Response, bool, error) {
@@ -201,13 +208,13 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		return nil, false, fmt.Errorf("%w: %v", ErrTransport, err)
 	}
 	t.setCommon(req.Header, hdr)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header["Content-Type"] = contentTypeJSON
 	// C25-TRANS / C26-HTTP §Sending Messages: the client MUST include an Accept header listing
 	// both application/json and text/event-stream.
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header["Accept"] = acceptBoth
 	if sid != "" {
 		// C25-TRANS §Session Management: MUST include it in all subsequent HTTP requests.
-		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header["Mcp-Session-Id"] = []string{sid}
 	}
 	t.trace.request(req, body)
 	start := time.Now()
