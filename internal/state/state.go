@@ -1,0 +1,391 @@
+// Package state is mcptask's crash-safe ledger of task records: one small JSON file that
+// remembers every task a server handed back, how to reach that server again, and what was
+// last seen of the task.
+//
+// It exists because MCP 2026-07-28 has no tasks/list (PROTOCOL.md §2.7, client rule 26): a
+// client that loses a task id has orphaned the work for good. So the ledger is written before
+// anything is printed about a task, every write is atomic (temp file, fsync, rename, fsync of
+// the directory), every read-modify-write happens under an OS file lock so that parallel
+// mcptask processes never lose each other's updates, and a file that cannot be parsed is
+// moved aside rather than overwritten. A record never holds a secret: only the names of the
+// headers and environment variables that carried one.
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Version is the file format this mcptask writes. A file with a higher version was written
+// by a newer mcptask and is left alone.
+const Version = 1
+
+// Server says how to reach a server again. It holds no secret: only the names of the
+// headers (--header) and of the environment variable (--bearer-env) whose values were used.
+type Server struct {
+	URL         string   `json:"url,omitempty"`
+	Command     []string `json:"command,omitempty"`
+	Dir         string   `json:"dir,omitempty"`
+	EnvNames    []string `json:"envNames,omitempty"`
+	HeaderNames []string `json:"headerNames,omitempty"`
+	BearerEnv   string   `json:"bearerEnv,omitempty"`
+}
+
+// Key is the server's identity in the ledger: the same task id on two servers is two tasks.
+func (s Server) Key() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return "stdio:" + s.Dir + ":" + strings.Join(s.Command, "\x1f")
+}
+
+// Display is the short form shown to users.
+func (s Server) Display() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return "stdio: " + strings.Join(s.Command, " ")
+}
+
+// Millis is a duration in whole milliseconds, as the wire and the file carry it.
+type Millis int64
+
+// Duration converts m.
+func (m Millis) Duration() time.Duration { return time.Duration(m) * time.Millisecond }
+
+// Record is what the ledger knows about one task.
+type Record struct {
+	TaskID string `json:"taskId"`
+	Server Server `json:"server"`
+	// Era is "2025-11-25" or "2026-07-28"; Protocol the negotiated version.
+	Era      string `json:"era"`
+	Protocol string `json:"protocolVersion,omitempty"`
+	// SessionID is the 2025-11-25 MCP-Session-Id the task was created in. Several servers
+	// bind tasks to their session, so resuming must send it again. It names a session; it is
+	// not a credential (C25-TRANS §Session Management).
+	SessionID     string    `json:"sessionId,omitempty"`
+	Tool          string    `json:"tool"`
+	CreatedAt     time.Time `json:"createdAt"`
+	TTL           *Millis   `json:"ttlMs"`
+	PollInterval  Millis    `json:"pollIntervalMs,omitempty"`
+	Status        string    `json:"status"`
+	StatusMessage string    `json:"statusMessage,omitempty"`
+	LastUpdatedAt time.Time `json:"lastUpdatedAt,omitzero"`
+	// AnsweredKeys are the input request keys already answered, never answered twice.
+	AnsweredKeys []string `json:"answeredKeys,omitempty"`
+	// Expired is set when the server said it no longer knows the task.
+	Expired bool `json:"expired,omitempty"`
+	// ResultShown is set when the outcome was shown (records kept with --keep).
+	ResultShown bool      `json:"resultShown,omitempty"`
+	SavedAt     time.Time `json:"savedAt"`
+}
+
+// Terminal reports whether the task reached completed, failed or cancelled.
+func (r Record) Terminal() bool {
+	return r.Status == "completed" || r.Status == "failed" || r.Status == "cancelled"
+}
+
+// ExpiredAt reports whether the task is gone by now: the server said so, or its TTL, counted
+// from createdAt, has run out (C25-TASKS §TTL, EXT §Task Polling).
+func (r Record) ExpiredAt(now time.Time) bool {
+	if r.Expired {
+		return true
+	}
+	return r.TTL != nil && !r.CreatedAt.IsZero() && now.After(r.CreatedAt.Add(r.TTL.Duration()))
+}
+
+// Unfinished reports whether the task may still be running: the ones resume follows.
+func (r Record) Unfinished(now time.Time) bool { return !r.Terminal() && !r.ExpiredAt(now) }
+
+// File is the whole ledger.
+type File struct {
+	Version int      `json:"version"`
+	Tasks   []Record `json:"tasks"`
+}
+
+// ResolvePath picks the ledger file: the --state flag, then $MCPTASK_STATE, then
+// $XDG_STATE_HOME/mcptask/tasks.json, then ~/.local/state/mcptask/tasks.json.
+func ResolvePath(flag string, getenv func(string) string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if p := getenv("MCPTASK_STATE"); p != "" {
+		return p, nil
+	}
+	if x := getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "mcptask", "tasks.json"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil || home == "" {
+			return "", errors.New("no home directory to keep the task ledger in")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "mcptask", "tasks.json"), nil
+}
+
+// CorruptError means the ledger could not be parsed. The file was renamed to Aside and
+// nothing was written in its place, so no task id in it is lost.
+type CorruptError struct {
+	Path, Aside string
+	Err         error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("task ledger %s is corrupt (%v); it was kept aside as %s, untouched, and a new ledger will be started: recover ids from the old file by hand if you need them",
+		e.Path, e.Err, e.Aside)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Store is the ledger at one path. It keeps no state in memory between calls: every call
+// reads the file, so several processes see one another's writes.
+type Store struct {
+	path string
+}
+
+// Open returns the store at path. It does no I/O; the directory (0700) and the file (0600)
+// are created by the first write.
+func Open(path string) *Store { return &Store{path: path} }
+
+// Path returns the ledger file path.
+func (s *Store) Path() string { return s.path }
+
+// Load reads the ledger under a shared lock. A missing file is an empty ledger.
+func (s *Store) Load() (*File, error) {
+	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
+		return &File{Version: Version}, nil
+	}
+	var f *File
+	err := s.locked(false, func() error {
+		var err error
+		f, err = s.read()
+		return err
+	})
+	return f, err
+}
+
+// Update runs fn on the ledger under an exclusive lock and writes the result atomically. When
+// fn returns an error nothing is written.
+//
+// If the file turns out to be corrupt it is moved aside, fn runs on an empty ledger and the
+// result is written, and the *CorruptError is still returned: the task being recorded right
+// now must not be lost as well, but the caller must say what happened.
+func (s *Store) Update(fn func(f *File) error) error {
+	var corrupt *CorruptError
+	err := s.locked(true, func() error {
+		f, err := s.read()
+		if err != nil {
+			if !errors.As(err, &corrupt) {
+				return err
+			}
+			f = &File{Version: Version}
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+		f.Version = Version
+		sortRecords(f.Tasks)
+		return s.write(f)
+	})
+	if err == nil && corrupt != nil {
+		return corrupt
+	}
+	return err
+}
+
+// Put inserts r, or replaces the record of the same task on the same server.
+func (s *Store) Put(r Record) error {
+	return s.Update(func(f *File) error {
+		r.SavedAt = time.Now().UTC()
+		for i := range f.Tasks {
+			if f.Tasks[i].TaskID == r.TaskID && f.Tasks[i].Server.Key() == r.Server.Key() {
+				f.Tasks[i] = r
+				return nil
+			}
+		}
+		f.Tasks = append(f.Tasks, r)
+		return nil
+	})
+}
+
+// Find returns every record with task id id (more than one means several servers).
+func (s *Store) Find(id string) ([]Record, error) {
+	f, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, r := range f.Tasks {
+		if r.TaskID == id {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Patch changes the record (key, id) in place; a record that is gone is left gone.
+func (s *Store) Patch(key, id string, fn func(r *Record)) error {
+	return s.Update(func(f *File) error {
+		for i := range f.Tasks {
+			if f.Tasks[i].TaskID == id && f.Tasks[i].Server.Key() == key {
+				fn(&f.Tasks[i])
+				f.Tasks[i].SavedAt = time.Now().UTC()
+			}
+		}
+		return nil
+	})
+}
+
+// Delete removes the record (key, id) and reports whether it was there.
+func (s *Store) Delete(key, id string) (bool, error) {
+	found := false
+	err := s.Update(func(f *File) error {
+		f.Tasks = slices.DeleteFunc(f.Tasks, func(r Record) bool {
+			hit := r.TaskID == id && r.Server.Key() == key
+			found = found || hit
+			return hit
+		})
+		return nil
+	})
+	return found, err
+}
+
+// Prune drops terminal and expired records and returns them.
+func (s *Store) Prune(now time.Time) ([]Record, error) {
+	var removed []Record
+	err := s.Update(func(f *File) error {
+		removed = removed[:0]
+		f.Tasks = slices.DeleteFunc(f.Tasks, func(r Record) bool {
+			if r.Terminal() || r.ExpiredAt(now) {
+				removed = append(removed, r)
+				return true
+			}
+			return false
+		})
+		return nil
+	})
+	return removed, err
+}
+
+func sortRecords(rs []Record) {
+	slices.SortStableFunc(rs, func(a, b Record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.TaskID, b.TaskID)
+	})
+}
+
+// read parses the file; the caller holds the lock. A file that does not parse is renamed
+// aside (never overwritten) and reported as *CorruptError.
+func (s *Store) read() (*File, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &File{Version: Version}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the task ledger: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// An empty file (created by hand, or by a crash before the first write of a very old
+		// version) holds no task: treat it as an empty ledger.
+		return &File{Version: Version}, nil
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil || f.Version == 0 {
+		if err == nil {
+			err = errors.New("no version field")
+		}
+		aside := s.path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		if rerr := os.Rename(s.path, aside); rerr != nil {
+			return nil, fmt.Errorf("task ledger %s is corrupt (%v) and could not be moved aside: %w; move it away by hand", s.path, err, rerr)
+		}
+		_ = syncDir(filepath.Dir(s.path))
+		return nil, &CorruptError{Path: s.path, Aside: aside, Err: err}
+	}
+	if f.Version > Version {
+		return nil, fmt.Errorf("task ledger %s has format version %d, newer than this mcptask understands (%d): upgrade mcptask or point --state elsewhere", s.path, f.Version, Version)
+	}
+	return &f, nil
+}
+
+// write replaces the file atomically: temp file in the same directory, fsync, rename, fsync of
+// the directory. A crash at any point leaves either the old file or the new one.
+func (s *Store) write(f *File) error {
+	if f.Tasks == nil {
+		f.Tasks = []Record{}
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the task ledger: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(s.path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write the task ledger: %w", err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("write the task ledger: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write the task ledger: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write the task ledger: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write the task ledger: %w", err)
+	}
+	if err := os.Rename(name, s.path); err != nil {
+		return fmt.Errorf("write the task ledger: %w", err)
+	}
+	ok = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync the ledger directory: %w", err)
+	}
+	return nil
+}
+
+// locked runs fn holding the ledger's lock file (tasks.json.lock), exclusive or shared.
+func (s *Store) locked(exclusive bool, fn func() error) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("create the ledger directory: %w", err)
+	}
+	lf, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the ledger lock: %w", err)
+	}
+	defer lf.Close()
+	if err := lockFile(lf, exclusive); err != nil {
+		return fmt.Errorf("lock the ledger: %w", err)
+	}
+	defer unlockFile(lf)
+	return fn()
+}
