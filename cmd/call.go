@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/cobra"
 )
 
@@ -151,7 +152,12 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	t := res.Task
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
 	if err := recordTask(ctx, f, c, ref, opts.Tool, t); err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: task %s was created but could not be saved: %v\n", t.TaskID, err)
+		var ce *state.CorruptError
+		if errors.As(err, &ce) {
+			f.warnf("%v; task %s was saved in the new ledger", ce, t.TaskID)
+		} else {
+			f.warnf("task %s was created but could not be saved in the ledger: %v; keep its id", t.TaskID, err)
+		}
 	}
 	if opts.Detach {
 		if f.Global.JSON {

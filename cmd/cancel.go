@@ -45,14 +45,23 @@ EXIT STATUS
 
 func runCancel(ctx context.Context, opts *CancelOptions) error {
 	f := opts.f
-	c, ref, err := f.connect(ctx, rpc.ClientOptions{})
+	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	out := &outcome{f: f, c: c, ref: ref}
 	t, ack, err := c.CancelTask(ctx, opts.TaskID)
 	if err != nil {
+		if rec != nil && rpc.IsUnknownTask(err) {
+			out.markExpired(opts.TaskID)
+		}
 		return taskErr(opts.TaskID, err)
+	}
+	if rec != nil && t != nil {
+		// 2025-11-25 answers with the task, already cancelled. The record (and the session
+		// the task lives in) stays until 'mcptask result' has shown the outcome or 'prune'.
+		out.saveStatus(ctx, t)
 	}
 	if f.Global.JSON {
 		e := envelope{Type: "cancel", TaskID: opts.TaskID, Era: c.Era(), Server: ref.String(), Ack: ack}

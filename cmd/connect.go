@@ -24,6 +24,11 @@ type GlobalOptions struct {
 	Insecure  bool
 	JSON      bool
 	StatePath string
+	// Keep keeps finished tasks in the ledger as history (--keep).
+	Keep bool
+	// ServerSet records that --server or --stdio was given on the command line (not only
+	// through $MCPTASK_SERVER): it then wins over the ledger's record of a task.
+	ServerSet bool
 }
 
 // AddFlags registers the global flags. Environment variables give defaults; a flag given on
@@ -42,6 +47,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
 	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
 	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
+	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
 }
 
 // ServerRef says how a server was reached, without any secret: it is what a task record

@@ -40,14 +40,21 @@ EXIT STATUS
 
 func runGet(ctx context.Context, opts *GetOptions) error {
 	f := opts.f
-	c, ref, err := f.connect(ctx, rpc.ClientOptions{})
+	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	out := &outcome{f: f, c: c, ref: ref}
 	t, err := c.GetTask(ctx, opts.TaskID)
 	if err != nil {
+		if rec != nil && rpc.IsUnknownTask(err) {
+			out.markExpired(opts.TaskID)
+		}
 		return taskErr(opts.TaskID, err)
+	}
+	if rec != nil {
+		out.saveStatus(ctx, t)
 	}
 	if f.Global.JSON {
 		return writeJSON(f.IO.Out, envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -49,10 +50,27 @@ func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...st
 		if v, ok := env[k]; ok {
 			return v
 		}
+		if k == "MCPTASK_STATE" {
+			// Never the user's real ledger: one per test, shared by its runs.
+			return testLedger(t)
+		}
 		return ""
 	}
 	code := Run(ctx, f, args)
 	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+var ledgers sync.Map // test name -> ledger path
+
+// testLedger returns the ledger file of test t (created lazily, removed with the test).
+func testLedger(t *testing.T) string {
+	t.Helper()
+	if p, ok := ledgers.Load(t.Name()); ok {
+		return p.(string)
+	}
+	p := filepath.Join(t.TempDir(), "state", "tasks.json")
+	actual, _ := ledgers.LoadOrStore(t.Name(), p)
+	return actual.(string)
 }
 
 // demoServer starts the demo server on loopback behind a schema-validating recorder. Every

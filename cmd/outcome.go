@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -16,6 +17,24 @@ type outcome struct {
 	f   *Factory
 	c   *rpc.Client
 	ref ServerRef
+	// w and emit redirect stdout and --json documents; resume collects many tasks' outcomes
+	// into one document. Nil means straight to stdout.
+	w    io.Writer
+	emit func(envelope) error
+}
+
+func (o *outcome) stdout() io.Writer {
+	if o.w != nil {
+		return o.w
+	}
+	return o.f.IO.Out
+}
+
+func (o *outcome) emitJSON(e envelope) error {
+	if o.emit != nil {
+		return o.emit(e)
+	}
+	return writeJSON(o.f.IO.Out, e)
 }
 
 // follow polls t to its end and reports it. wctx carries --timeout; ctx is the command's own
@@ -45,7 +64,7 @@ func (o *outcome) abandoned(ctx, wctx context.Context, t *rpc.Task, err error, t
 	case ctx.Err() != nil:
 		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: task %s keeps running; follow it with: %s", t.TaskID, hint)}
 	case errors.Is(err, errTaskGone):
-		o.dropRecord(ctx, t.TaskID)
+		o.markExpired(t.TaskID)
 		return &ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s: %w", t.TaskID, err)}
 	}
 	return fmt.Errorf("task %s: %w; it may still be running: %s", t.TaskID, err, hint)
@@ -56,7 +75,7 @@ func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
 	switch t.Status {
 	case rpc.StatusInputRequired:
 		if o.f.Global.JSON {
-			_ = writeJSON(o.f.IO.Out, o.env("input_required", t))
+			_ = o.emitJSON(o.env("input_required", t))
 		}
 		what := "the server will ask for it"
 		if len(t.InputRequests) > 0 {
@@ -67,7 +86,7 @@ func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
 	case rpc.StatusCancelled:
 		o.dropRecord(ctx, t.TaskID)
 		if o.f.Global.JSON {
-			_ = writeJSON(o.f.IO.Out, o.env("result", t))
+			_ = o.emitJSON(o.env("result", t))
 		}
 		return &ExitError{Code: ExitCancelled, Err: fmt.Errorf("task %s was cancelled", t.TaskID)}
 	}
@@ -81,7 +100,7 @@ func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
 			e := o.env("result", t)
 			e.Status = rpc.StatusFailed
 			e.Error = rerr
-			_ = writeJSON(o.f.IO.Out, e)
+			_ = o.emitJSON(e)
 		}
 		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed: %w", t.TaskID, rerr)}
 	}
@@ -116,6 +135,7 @@ func (o *outcome) fetchResult(ctx context.Context, t *rpc.Task) (*rpc.ToolResult
 		return nil, rerr, nil
 	}
 	if rpc.IsUnknownTask(err) {
+		o.markExpired(t.TaskID)
 		return nil, nil, &ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s: %w: %w", t.TaskID, errTaskGone, err)}
 	}
 	return tr, nil, err
@@ -128,11 +148,11 @@ func (o *outcome) toolResult(tr *rpc.ToolResult, t *rpc.Task) error {
 		if t != nil {
 			e.TaskID, e.Status, e.Task = t.TaskID, t.Status, stripInline(t)
 		}
-		if err := writeJSON(o.f.IO.Out, e); err != nil {
+		if err := o.emitJSON(e); err != nil {
 			return err
 		}
 	} else {
-		printToolResult(o.f.IO.Out, tr)
+		printToolResult(o.stdout(), tr)
 	}
 	if tr.IsError {
 		what := "the tool"
@@ -159,6 +179,8 @@ func (o *outcome) followHint(id string) string {
 }
 
 func followHint(ref ServerRef, id string) string {
+	// The ledger knows the server; the flags are spelled out anyway so that the hint also
+	// works from another machine or ledger.
 	return "mcptask result " + id + " " + serverFlags(ref)
 }
 
@@ -195,11 +217,3 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// saveStatus and dropRecord keep the ledger in step (no-ops until the ledger exists).
-func (o *outcome) saveStatus(ctx context.Context, t *rpc.Task) {}
-func (o *outcome) dropRecord(ctx context.Context, id string)   {}
-
-// recordTask writes a new task to the ledger before anything is printed.
-func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, tool string, t *rpc.Task) error {
-	return nil
-}

@@ -73,6 +73,17 @@ type envelope struct {
 	Input map[string]json.RawMessage `json:"inputRequests,omitempty"`
 	// Warnings are human notes a script may log.
 	Warnings []string `json:"warnings,omitempty"`
+	// Tool is the tool that created the task (resume, list).
+	Tool string `json:"tool,omitempty"`
+	// Code and Message give one task's exit code and error in a many-task document.
+	Code    *int   `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Tasks holds one envelope per task (resume, cancel of several ids).
+	Tasks []envelope `json:"tasks,omitempty"`
+	// Records holds ledger records (list).
+	Records any `json:"records,omitempty"`
+	// Remote holds a server's own tasks/list answer (list --remote).
+	Remote json.RawMessage `json:"remote,omitempty"`
 }
 
 func writeJSON(w io.Writer, v any) error {

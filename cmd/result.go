@@ -54,18 +54,21 @@ EXIT STATUS
 func runResult(ctx context.Context, opts *ResultOptions) error {
 	f := opts.f
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	c, ref, err := f.connect(ctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
+	out := &outcome{f: f, c: c, ref: ref}
 	t, err := c.GetTask(wctx, opts.TaskID)
 	if err != nil {
+		if rec != nil && rpc.IsUnknownTask(err) {
+			out.markExpired(opts.TaskID)
+		}
 		return taskErr(opts.TaskID, err)
 	}
-	out := &outcome{f: f, c: c, ref: ref}
 	if !t.Status.Terminal() {
 		printer.Task(t)
 	}

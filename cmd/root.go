@@ -84,6 +84,11 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 	}
 	root.SetVersionTemplate("mcptask {{.Version}}\n")
 	f.Global.AddFlags(root.PersistentFlags(), f.Getenv)
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		fs := c.Flags()
+		f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &FlagError{Err: err}
 	})
@@ -94,6 +99,10 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdResult(f, nil),
 		NewCmdCancel(f, nil),
 		NewCmdTools(f, nil),
+		NewCmdList(f, nil),
+		NewCmdResume(f, nil),
+		NewCmdForget(f),
+		NewCmdPrune(f),
 		NewCmdDemo(f),
 	)
 	// `mcptask help exit-codes` (and `mcptask exit-codes`) prints the table.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -50,7 +51,9 @@ func backoff(n int) time.Duration {
 
 // progressPrinter writes one plain line per status or statusMessage change: RFC 3339 time,
 // task id, status, message. No colour, no cursor movement: it is what CI logs see.
+// It is safe for concurrent use (resume follows many tasks at once).
 type progressPrinter struct {
+	mu       sync.Mutex
 	w        io.Writer
 	now      func() time.Time
 	last     map[string]string
@@ -63,6 +66,8 @@ func newProgressPrinter(w io.Writer, now func() time.Time) *progressPrinter {
 
 // Task prints t if its status or message changed since the last line for that task.
 func (p *progressPrinter) Task(t *rpc.Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	key := string(t.Status) + "\x00" + t.StatusMessage
 	if p.last[t.TaskID] == key {
 		return
@@ -77,15 +82,19 @@ func (p *progressPrinter) Task(t *rpc.Task) {
 
 // Note prints a free-form line about a task (backoff, hints).
 func (p *progressPrinter) Note(id, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.println(fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(id), msg))
 }
 
 // Heartbeat prints a line if nothing was printed for heartbeatEvery.
 func (p *progressPrinter) Heartbeat(t *rpc.Task) {
-	if p.now().Sub(p.lastLine) < heartbeatEvery {
-		return
+	p.mu.Lock()
+	quiet := p.now().Sub(p.lastLine) >= heartbeatEvery
+	p.mu.Unlock()
+	if quiet {
+		p.Note(t.TaskID, fmt.Sprintf("%s (still waiting)", t.Status))
 	}
-	p.Note(t.TaskID, fmt.Sprintf("%s (still waiting)", t.Status))
 }
 
 func (p *progressPrinter) println(line string) {

@@ -1,0 +1,287 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+)
+
+// The ledger ties the command layer to internal/state: which record a task id means, how to
+// reach its server again, and keeping the record in step with what the server says. The rule
+// that matters most (PROTOCOL.md §5 rule 26, §2.7: 2026-07-28 has no tasks/list) is that a task
+// id is written down before anything is printed about it.
+
+// ledger opens the state file named by --state, $MCPTASK_STATE or the XDG default.
+func (f *Factory) ledger() (*state.Store, error) {
+	p, err := state.ResolvePath(f.Global.StatePath, f.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("locate the task ledger: %w (set --state PATH or MCPTASK_STATE)", err)
+	}
+	return state.Open(p), nil
+}
+
+// toServer is the secret-free description of ref that a record keeps.
+func toServer(ref ServerRef) state.Server {
+	return state.Server{
+		URL:         ref.URL,
+		Command:     ref.Argv,
+		Dir:         ref.Dir,
+		HeaderNames: ref.HeaderNames,
+		BearerEnv:   ref.BearerEnv,
+	}
+}
+
+// fromServer turns a record's server back into a ServerRef.
+func fromServer(s state.Server) ServerRef {
+	return ServerRef{URL: s.URL, Argv: s.Command, Dir: s.Dir, HeaderNames: s.HeaderNames, BearerEnv: s.BearerEnv}
+}
+
+// newRecord builds the record of a task just created through c.
+func newRecord(c *rpc.Client, ref ServerRef, tool string, t *rpc.Task, now time.Time) state.Record {
+	r := state.Record{
+		TaskID:    t.TaskID,
+		Server:    toServer(ref),
+		Era:       string(c.Era()),
+		Protocol:  c.ProtocolVersion(),
+		SessionID: c.SessionID(),
+		Tool:      tool,
+		CreatedAt: t.CreatedAt,
+	}
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = now
+	}
+	applyTask(&r, t)
+	return r
+}
+
+// applyTask copies what the server said about t into r.
+func applyTask(r *state.Record, t *rpc.Task) {
+	if t.TTL != nil {
+		ms := state.Millis(t.TTL.Milliseconds())
+		r.TTL = &ms
+	} else {
+		r.TTL = nil
+	}
+	if t.PollInterval > 0 {
+		r.PollInterval = state.Millis(t.PollInterval.Milliseconds())
+	}
+	r.Status = string(t.Status)
+	r.StatusMessage = t.StatusMessage
+	if !t.LastUpdatedAt.IsZero() {
+		r.LastUpdatedAt = t.LastUpdatedAt
+	}
+}
+
+// recordTask writes a new task to the ledger before anything is printed, and keeps a
+// 2025-11-25 HTTP session open for it (several servers bind tasks to their session).
+func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, tool string, t *rpc.Task) error {
+	if !t.Status.Terminal() {
+		c.KeepSession(true)
+	}
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	return st.Put(newRecord(c, ref, tool, t, f.Now()))
+}
+
+// saveStatus records a status change. Failures are warnings: the task goes on regardless.
+func (o *outcome) saveStatus(ctx context.Context, t *rpc.Task) {
+	if !t.Status.Terminal() {
+		o.c.KeepSession(true)
+	}
+	st, err := o.f.ledger()
+	if err != nil {
+		return
+	}
+	key := toServer(o.ref).Key()
+	if err := st.Patch(key, t.TaskID, func(r *state.Record) { applyTask(r, t) }); err != nil {
+		o.f.warnf("could not update task %s in the ledger: %v", t.TaskID, err)
+	}
+}
+
+// dropRecord is called once a terminal task's outcome has been shown: the record goes, or
+// with --keep stays as history, marked shown.
+func (o *outcome) dropRecord(ctx context.Context, id string) {
+	st, err := o.f.ledger()
+	if err != nil {
+		return
+	}
+	key := toServer(o.ref).Key()
+	if o.f.Global.Keep {
+		err = st.Patch(key, id, func(r *state.Record) { r.ResultShown = true })
+	} else {
+		_, err = st.Delete(key, id)
+	}
+	if err != nil {
+		o.f.warnf("could not update task %s in the ledger: %v", id, err)
+	}
+	// The session can end (DELETE) once no unfinished task of ours is bound to it.
+	if sid := o.c.SessionID(); sid != "" {
+		if file, err := st.Load(); err == nil {
+			now := o.f.Now()
+			for _, r := range file.Tasks {
+				if r.SessionID == sid && r.Server.Key() == key && r.TaskID != id && r.Unfinished(now) {
+					return
+				}
+			}
+			o.c.KeepSession(false)
+		}
+	}
+}
+
+// markExpired records that the server no longer knows a task.
+func (o *outcome) markExpired(id string) {
+	st, err := o.f.ledger()
+	if err != nil {
+		return
+	}
+	_ = st.Patch(toServer(o.ref).Key(), id, func(r *state.Record) { r.Expired = true })
+}
+
+// warnf prints a warning line on stderr.
+func (f *Factory) warnf(format string, args ...any) {
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: "+format+"\n", args...)
+}
+
+// findTask looks id up in the ledger and picks the record the command means: the one on the
+// server given by --server/--stdio when one was given on the command line, else the only one.
+// It returns nil (no error) when the ledger has no usable record and a server was given.
+func (f *Factory) findTask(id string) (*state.Record, error) {
+	st, err := f.ledger()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := st.Find(id)
+	if err != nil {
+		return nil, err
+	}
+	if f.Global.ServerSet {
+		ref, _, err := f.serverRef()
+		if err != nil {
+			return nil, err
+		}
+		key := toServer(ref).Key()
+		for i := range recs {
+			if recs[i].Server.Key() == key {
+				return &recs[i], nil
+			}
+		}
+		return nil, nil
+	}
+	switch len(recs) {
+	case 0:
+		if f.Global.Server != "" {
+			return nil, nil // $MCPTASK_SERVER
+		}
+		return nil, flagErrorf("task %s is not in the ledger (%s) and no server was given: add --server URL or --stdio 'command args'", id, st.Path())
+	case 1:
+		return &recs[0], nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "task id %s is in the ledger for %d servers; choose one with --server or --stdio:", id, len(recs))
+	for _, r := range recs {
+		fmt.Fprintf(&b, "\n  %s", r.Server.Display())
+	}
+	return nil, &FlagError{Err: errors.New(b.String())}
+}
+
+// connectTask connects to the server of task id: the ledger's record when there is one (its
+// era assumed and its 2025-11-25 session reused, so a session-bound task is found again),
+// else the server the flags name.
+func (f *Factory) connectTask(ctx context.Context, id string, opts rpc.ClientOptions) (*rpc.Client, ServerRef, *state.Record, error) {
+	rec, err := f.findTask(id)
+	if err != nil {
+		return nil, ServerRef{}, nil, err
+	}
+	if rec == nil {
+		c, ref, err := f.connect(ctx, opts)
+		return c, ref, nil, err
+	}
+	c, ref, err := f.connectRecord(ctx, rec, opts)
+	return c, ref, rec, err
+}
+
+// connectRecord reaches the server of rec again. Secrets are read again, never stored: the
+// bearer token from the environment variable the record names, header values from --header.
+func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	ref := fromServer(rec.Server)
+	hdr, err := f.recordHeaders(rec)
+	if err != nil {
+		return nil, ref, err
+	}
+	if ref.URL == "" {
+		// A stdio server is a new process: it needs its handshake again. Its tasks survive
+		// only if the server keeps them (C26-STDIO).
+		if opts.Protocol == "" {
+			opts.Protocol = rec.Era
+		}
+		return f.connectRef(ctx, ref, hdr, opts)
+	}
+	if rec.Era == string(rpc.EraLegacy) && rec.SessionID == "" {
+		// No session to reuse: a 2025-11-25 server expects its handshake.
+		opts.Protocol = rec.Era
+		return f.connectRef(ctx, ref, hdr, opts)
+	}
+	return f.connectAssumed(ctx, ref, hdr, rpc.Era(rec.Era), rec.SessionID, opts)
+}
+
+// recordHeaders rebuilds the secret headers of a record from the current flags and
+// environment, naming what is missing.
+func (f *Factory) recordHeaders(rec *state.Record) (http.Header, error) {
+	hdr := http.Header{}
+	given := http.Header{}
+	for _, h := range f.Global.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		if ok {
+			given.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
+	for _, name := range rec.Server.HeaderNames {
+		v := given.Values(name)
+		if len(v) == 0 {
+			return nil, flagErrorf("task %s was created with --header %q; give it again (mcptask never stores header values)", rec.TaskID, name+": …")
+		}
+		hdr[http.CanonicalHeaderKey(name)] = v
+	}
+	if rec.Server.BearerEnv != "" {
+		tok := f.Getenv(rec.Server.BearerEnv)
+		if tok == "" {
+			return nil, flagErrorf("task %s was created with --bearer-env %s, which is now empty or unset; export it again", rec.TaskID, rec.Server.BearerEnv)
+		}
+		hdr.Set("Authorization", "Bearer "+tok)
+	}
+	return hdr, nil
+}
+
+// connectAssumed opens an HTTP client in a known era without a handshake.
+func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.Header, era rpc.Era, session string, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	var trace *rpc.TraceOptions
+	if f.Global.Trace {
+		trace = &rpc.TraceOptions{W: f.IO.ErrOut, Secret: ref.HeaderNames}
+	}
+	ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace})
+	if err != nil {
+		return nil, ref, err
+	}
+	opts.Info = rpc.Implementation{Name: "mcptask", Version: Version}
+	c := rpc.NewClient(ht, opts)
+	c.Assume(era, session)
+	if session != "" {
+		// The session belongs to a task; only a finished task releases it (dropRecord).
+		c.KeepSession(true)
+	}
+	return c, ref, nil
+}
+
+// isTerminalStatus reports whether a ledger status is terminal.
+func isTerminalStatus(s string) bool {
+	return slices.Contains([]string{"completed", "failed", "cancelled"}, s)
+}

@@ -1,0 +1,239 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/state"
+)
+
+// ledgerRecords reads the ledger file at path.
+func ledgerRecords(t *testing.T, path string) []state.Record {
+	t.Helper()
+	f, err := state.Open(path).Load()
+	if err != nil {
+		t.Fatalf("load ledger: %v", err)
+	}
+	return f.Tasks
+}
+
+// TestLedgerFollowsTheTask: a detached task is in the ledger, get/result find its server
+// without --server, and a shown result leaves the ledger (or stays with --keep).
+func TestLedgerFollowsTheTask(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{})
+			path := testLedger(t)
+			r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--detach", "--server", url, "--protocol", era, "--bearer-env", "TOKEN")
+			if r.Code != ExitUsage {
+				t.Fatalf("--bearer-env with an unset variable must be a usage error, got %d", r.Code)
+			}
+			env := map[string]string{"TOKEN": "s3cret-token-value"}
+			r = runCLI(t, t.Context(), env, "call", "sleep", "--arg", "seconds=2", "--detach", "--server", url, "--protocol", era, "--bearer-env", "TOKEN")
+			id := strings.TrimSpace(r.Stdout)
+			if r.Code != ExitOK || id == "" {
+				t.Fatalf("call --detach: code %d stderr %s", r.Code, r.Stderr)
+			}
+			recs := ledgerRecords(t, path)
+			if len(recs) != 1 || recs[0].TaskID != id || recs[0].Era != era || recs[0].Server.URL != url || recs[0].Tool != "sleep" {
+				t.Fatalf("ledger after call: %+v", recs)
+			}
+			if era == "2025-11-25" && recs[0].SessionID == "" {
+				t.Errorf("a 2025-11-25 record must keep its session id")
+			}
+			raw, _ := os.ReadFile(path)
+			if strings.Contains(string(raw), "s3cret-token-value") {
+				t.Fatalf("the ledger stores a secret:\n%s", raw)
+			}
+			if !strings.Contains(string(raw), `"TOKEN"`) {
+				t.Errorf("the ledger should name the --bearer-env variable:\n%s", raw)
+			}
+
+			// No --server: the ledger knows where the task lives.
+			g := runCLI(t, t.Context(), env, "get", id, "--json")
+			if g.Code != ExitOK || decodeJSON(t, g.Stdout)["taskId"] != id {
+				t.Fatalf("get from the ledger: code %d stdout %s stderr %s", g.Code, g.Stdout, g.Stderr)
+			}
+			// The token is read again from the environment, never from the ledger.
+			g = runCLI(t, t.Context(), nil, "get", id)
+			if g.Code != ExitUsage || !strings.Contains(g.Stderr, "TOKEN") {
+				t.Errorf("get without the token variable: code %d stderr %s", g.Code, g.Stderr)
+			}
+			res := runCLI(t, t.Context(), env, "result", id, "--keep")
+			if res.Code != ExitOK || !strings.Contains(res.Stdout, "slept") {
+				t.Fatalf("result from the ledger: code %d stdout %q stderr %s", res.Code, res.Stdout, res.Stderr)
+			}
+			recs = ledgerRecords(t, path)
+			if len(recs) != 1 || !recs[0].ResultShown || recs[0].Status != "completed" {
+				t.Fatalf("--keep must keep the finished record, marked shown: %+v", recs)
+			}
+			l := runCLI(t, t.Context(), nil, "list")
+			if strings.Contains(l.Stdout, id) {
+				t.Errorf("list without --all shows a finished task:\n%s", l.Stdout)
+			}
+			l = runCLI(t, t.Context(), nil, "list", "--all")
+			if !strings.Contains(l.Stdout, id) || !strings.Contains(l.Stdout, "completed") {
+				t.Errorf("list --all lacks the finished task:\n%s%s", l.Stdout, l.Stderr)
+			}
+			p := runCLI(t, t.Context(), nil, "prune")
+			if p.Code != ExitOK || len(ledgerRecords(t, path)) != 0 {
+				t.Fatalf("prune left %v (stderr %s)", ledgerRecords(t, path), p.Stderr)
+			}
+		})
+	}
+}
+
+func TestLedgerAmbiguityAndForget(t *testing.T) {
+	path := testLedger(t)
+	st := state.Open(path)
+	for _, u := range []string{"http://127.0.0.1:1/mcp", "http://127.0.0.1:2/mcp"} {
+		if err := st.Put(state.Record{TaskID: "same-id", Server: state.Server{URL: u}, Era: "2026-07-28", Tool: "x", Status: "working", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, t.Context(), nil, "get", "same-id")
+	if r.Code != ExitUsage || !strings.Contains(r.Stderr, "127.0.0.1:1") || !strings.Contains(r.Stderr, "127.0.0.1:2") {
+		t.Fatalf("an id on two servers must be a usage error naming both: code %d\n%s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, t.Context(), nil, "get", "unknown-id")
+	if r.Code != ExitUsage || !strings.Contains(r.Stderr, "not in the ledger") {
+		t.Fatalf("unknown id without a server: code %d\n%s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, t.Context(), nil, "forget", "same-id", "--server", "http://127.0.0.1:1/mcp")
+	if r.Code != ExitOK || len(ledgerRecords(t, path)) != 1 {
+		t.Fatalf("forget --server must drop only that server's record: code %d, %v", r.Code, ledgerRecords(t, path))
+	}
+	r = runCLI(t, t.Context(), nil, "forget", "nope")
+	if r.Code != ExitExpired {
+		t.Errorf("forget of an unknown id: code %d", r.Code)
+	}
+}
+
+func TestCorruptLedgerIsKeptAside(t *testing.T) {
+	path := testLedger(t)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	garbage := []byte("{not json at all")
+	if err := os.WriteFile(path, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := demoServer(t, demo.Options{})
+	r := runCLI(t, t.Context(), nil, "list")
+	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "corrupt") {
+		t.Fatalf("list on a corrupt ledger: code %d stderr %s", r.Code, r.Stderr)
+	}
+	matches, _ := filepath.Glob(path + ".corrupt-*")
+	if len(matches) != 1 {
+		t.Fatalf("want the garbage kept aside once, got %v", matches)
+	}
+	if b, _ := os.ReadFile(matches[0]); string(b) != string(garbage) {
+		t.Errorf("the kept-aside file changed: %q", b)
+	}
+	// A new task still gets recorded after the garbage was moved away.
+	r = runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", url)
+	if r.Code != ExitOK || len(ledgerRecords(t, path)) != 1 {
+		t.Fatalf("call after the corrupt file was moved: code %d stderr %s", r.Code, r.Stderr)
+	}
+}
+
+// TestKill9ThenResume is the reason mcptask exists: kill -9 the process the moment it has
+// printed anything about a task, and the task id is already in the ledger; `mcptask resume`
+// then follows every task to its end, in both eras (2025-11-25 through its original session).
+func TestKill9ThenResume(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{StepDelay: 30 * time.Millisecond})
+	path := testLedger(t)
+	var ids []string
+	for _, era := range eras {
+		for range 2 {
+			cmd := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=30", "--server", url, "--protocol", era, "--json")
+			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The first byte mcptask prints about the task is the signal to kill it.
+			br := bufio.NewReader(stderr)
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no output from call: %v", err)
+			}
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			go io.Copy(io.Discard, br)
+			_ = cmd.Wait()
+			fields := strings.Fields(line)
+			if len(fields) < 2 {
+				t.Fatalf("unexpected first line %q", line)
+			}
+			id := fields[1]
+			found := false
+			for _, r := range ledgerRecords(t, path) {
+				found = found || r.TaskID == id
+			}
+			if !found {
+				t.Fatalf("task %s was printed before it was in the ledger (era %s)", id, era)
+			}
+			ids = append(ids, id)
+		}
+	}
+	r := runCLI(t, t.Context(), nil, "resume", "--json", "--timeout", "60s")
+	if r.Code != ExitOK {
+		t.Fatalf("resume: code %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	var doc struct {
+		Type  string `json:"type"`
+		Tasks []struct {
+			TaskID string          `json:"taskId"`
+			Status string          `json:"status"`
+			Code   int             `json:"code"`
+			Result json.RawMessage `json:"result"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("resume --json: %v\n%s", err, r.Stdout)
+	}
+	if doc.Type != "resume" || len(doc.Tasks) != len(ids) {
+		t.Fatalf("resume followed %d tasks, want %d: %s", len(doc.Tasks), len(ids), r.Stdout)
+	}
+	for _, tk := range doc.Tasks {
+		if tk.Status != "completed" || tk.Code != 0 || !strings.Contains(string(tk.Result), "slept") {
+			t.Errorf("task %s: status %s code %d result %s", tk.TaskID, tk.Status, tk.Code, tk.Result)
+		}
+	}
+	if left := ledgerRecords(t, path); len(left) != 0 {
+		t.Errorf("finished tasks must leave the ledger once shown: %+v", left)
+	}
+}
+
+func TestResumeReportsExpired(t *testing.T) {
+	path := testLedger(t)
+	url, _ := demoServer(t, demo.Options{})
+	st := state.Open(path)
+	if err := st.Put(state.Record{TaskID: "gone-task", Server: state.Server{URL: url}, Era: "2026-07-28", Protocol: "2026-07-28", Tool: "sleep", Status: "working", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, t.Context(), nil, "resume")
+	if r.Code != ExitExpired || !strings.Contains(r.Stderr, "no longer known") {
+		t.Fatalf("resume of a task the server forgot: code %d stderr %s", r.Code, r.Stderr)
+	}
+	recs := ledgerRecords(t, path)
+	if len(recs) != 1 || !recs[0].Expired {
+		t.Fatalf("the record must stay, marked expired: %+v", recs)
+	}
+	r = runCLI(t, t.Context(), nil, "resume")
+	if r.Code != ExitOK || !strings.Contains(r.Stderr, "nothing to resume") {
+		t.Errorf("an expired task is not resumed again: code %d stderr %s", r.Code, r.Stderr)
+	}
+}

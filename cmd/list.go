@@ -1,0 +1,256 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/spf13/cobra"
+)
+
+// ListOptions are the inputs of `mcptask list`.
+type ListOptions struct {
+	f      *Factory
+	All    bool
+	Remote bool
+}
+
+// NewCmdList returns `mcptask list`.
+func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{f: f}
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the tasks in the local ledger",
+		Long: `List the tasks mcptask has recorded in its ledger: every task a server handed
+back, saved before anything was printed, so that no task id is ever lost.
+
+By default only unfinished tasks are shown; --all adds finished and expired ones
+(finished tasks stay in the ledger only with --keep). With --remote, a 2025-11-25
+server that declares tasks.list is asked for its own list, shown beside the ledger
+(2026-07-28 has no tasks/list: the ledger is the only list there is).`,
+		Example: `  mcptask list
+  mcptask list --all --json | jq -r '.records[].taskId'
+  mcptask list --remote --server http://127.0.0.1:8080/mcp`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runList(c.Context(), opts)
+		},
+	}
+	c.Flags().BoolVarP(&opts.All, "all", "a", false, "include finished and expired tasks")
+	c.Flags().BoolVar(&opts.Remote, "remote", false, "also show the server's own tasks/list (2025-11-25 servers that declare tasks.list)")
+	return c
+}
+
+// displayStatus is a record's status as a user should read it: expired wins.
+func displayStatus(r state.Record, now time.Time) string {
+	if r.ExpiredAt(now) && !r.Terminal() {
+		return "expired"
+	}
+	return r.Status
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	f := opts.f
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	file, err := st.Load()
+	if err != nil {
+		return err
+	}
+	now := f.Now()
+	var recs []state.Record
+	for _, r := range file.Tasks {
+		if opts.All || r.Unfinished(now) {
+			recs = append(recs, r)
+		}
+	}
+	var remote []*rpc.Task
+	var remoteRaw json.RawMessage
+	var remoteRef ServerRef
+	if opts.Remote {
+		c, ref, err := f.connect(ctx, rpc.ClientOptions{})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if c.Era() == rpc.EraModern {
+			return fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
+		}
+		remoteRef = ref
+		cursor := ""
+		for page := 0; page < 1000; page++ {
+			ts, next, err := c.ListTasks(ctx, cursor)
+			if err != nil {
+				return fmt.Errorf("tasks/list: %w", err)
+			}
+			remote = append(remote, ts...)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		raws := make([]json.RawMessage, 0, len(remote))
+		for _, t := range remote {
+			raws = append(raws, t.Raw)
+		}
+		remoteRaw, _ = json.Marshal(raws)
+	}
+	if f.Global.JSON {
+		if recs == nil {
+			recs = []state.Record{}
+		}
+		return writeJSON(f.IO.Out, envelope{Type: "list", Records: recs, Remote: remoteRaw, Server: remoteRef.String()})
+	}
+	if len(recs) == 0 && !opts.Remote {
+		what := "no unfinished tasks"
+		if opts.All {
+			what = "no tasks"
+		}
+		fmt.Fprintf(f.IO.ErrOut, "%s in the ledger (%s)\n", what, st.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	if len(recs) > 0 {
+		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA\tSTATUS\tAGE\tMESSAGE")
+		for _, r := range recs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(r.Tool), r.Era,
+				displayStatus(r, now), age(now.Sub(r.CreatedAt)), termsafe.Line(truncate(r.StatusMessage, 50)))
+		}
+	}
+	if opts.Remote {
+		if len(recs) > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(remoteRef.String()))
+		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
+		known := map[string]bool{}
+		for _, r := range file.Tasks {
+			known[r.TaskID] = true
+		}
+		for _, t := range remote {
+			in := "no"
+			if known[t.TaskID] {
+				in = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, age(now.Sub(t.CreatedAt)), in, termsafe.Line(truncate(t.StatusMessage, 50)))
+		}
+	}
+	return tw.Flush()
+}
+
+// age renders a duration the way `kubectl get` does: 45s, 3m, 2h, 5d.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// NewCmdForget returns `mcptask forget`.
+func NewCmdForget(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "forget <task-id>...",
+		Short: "Remove tasks from the local ledger (the server is not told)",
+		Long: `Remove tasks from the ledger. The tasks keep running on their servers: use
+'mcptask cancel' to stop one. A task id recorded for several servers is removed for
+all of them unless --server or --stdio names one.`,
+		Example: `  mcptask forget 786512e2-9e0d-44bd-8f29-789f320fe840`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, err := f.ledger()
+			if err != nil {
+				return err
+			}
+			key := ""
+			if f.Global.ServerSet {
+				ref, _, err := f.serverRef()
+				if err != nil {
+					return err
+				}
+				key = toServer(ref).Key()
+			}
+			var missing []string
+			err = st.Update(func(file *state.File) error {
+				for _, id := range args {
+					kept := file.Tasks[:0]
+					found := false
+					for _, r := range file.Tasks {
+						if r.TaskID == id && (key == "" || r.Server.Key() == key) {
+							found = true
+							continue
+						}
+						kept = append(kept, r)
+					}
+					file.Tasks = kept
+					if !found {
+						missing = append(missing, id)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if len(missing) > 0 {
+				return &ExitError{Code: ExitExpired, Err: fmt.Errorf("not in the ledger (%s): %s", st.Path(), strings.Join(missing, ", "))}
+			}
+			fmt.Fprintf(f.IO.ErrOut, "forgot %d task(s)\n", len(args))
+			return nil
+		},
+	}
+}
+
+// NewCmdPrune returns `mcptask prune`.
+func NewCmdPrune(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "prune",
+		Short: "Drop finished and expired tasks from the local ledger",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			st, err := f.ledger()
+			if err != nil {
+				return err
+			}
+			removed, err := st.Prune(f.Now())
+			if err != nil {
+				return err
+			}
+			if f.Global.JSON {
+				ids := make([]string, 0, len(removed))
+				for _, r := range removed {
+					ids = append(ids, r.TaskID)
+				}
+				return writeJSON(f.IO.Out, map[string]any{"type": "prune", "removed": ids})
+			}
+			fmt.Fprintf(f.IO.ErrOut, "removed %d finished or expired task(s) from %s\n", len(removed), st.Path())
+			return nil
+		},
+	}
+}

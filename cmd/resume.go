@@ -1,0 +1,290 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/spf13/cobra"
+)
+
+// ResumeOptions are the inputs of `mcptask resume`.
+type ResumeOptions struct {
+	f        *Factory
+	TaskIDs  []string
+	Timeout  time.Duration
+	Interval time.Duration
+}
+
+// NewCmdResume returns `mcptask resume`.
+func NewCmdResume(f *Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
+	opts := &ResumeOptions{f: f}
+	c := &cobra.Command{
+		Use:   "resume [task-id...]",
+		Short: "Re-attach to every unfinished task in the ledger",
+		Long: `Re-attach to the unfinished tasks in the ledger (or only the ones named), after
+a crash, a reboot or a detached call, and follow them all at once, each on its own
+server at that server's poll interval.
+
+Each server is reached again as the ledger recorded it: the URL or the stdio
+command, the era, and for 2025-11-25 the session the task was created in. Secrets
+are not stored: the --bearer-env variable must be set again and --header values
+given again. Progress goes to stderr, one line per change; each task's result goes
+to stdout as it finishes. A task the server no longer knows is reported as expired.
+
+EXIT STATUS
+  0 every task completed well; otherwise the most severe outcome among the tasks:
+  130 interrupted, 124 timeout, 1 error, 7 auth, 3 failed, 4 cancelled, 5 input
+  required, 6 expired. See 'mcptask help exit-codes'.`,
+		Example: `  mcptask resume
+  mcptask resume 786512e2-9e0d-44bd-8f29-789f320fe840 --timeout 10m
+  mcptask resume --json > outcomes.json`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.TaskIDs = args
+			if opts.Timeout < 0 || opts.Interval < 0 {
+				return flagErrorf("--timeout and --interval must not be negative")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runResume(c.Context(), opts)
+		},
+	}
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); the tasks keep running")
+	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	return c
+}
+
+// severity orders exit codes for a many-task outcome: the first in this list that occurs wins.
+var severity = []int{ExitInterrupted, ExitTimeout, ExitFailure, ExitAuth, ExitTaskFailed, ExitCancelled, ExitInputRequired, ExitExpired, ExitStillRunning, ExitOK}
+
+// worstCode returns the most severe of codes.
+func worstCode(codes []int) int {
+	best := len(severity)
+	for _, c := range codes {
+		i := slices.Index(severity, c)
+		if i < 0 {
+			i = slices.Index(severity, ExitFailure)
+		}
+		best = min(best, i)
+	}
+	if best == len(severity) {
+		return ExitOK
+	}
+	return severity[best]
+}
+
+// resumeGroup is one connection: the tasks of one server (and one 2025-11-25 session).
+type resumeGroup struct {
+	rec  state.Record
+	recs []state.Record
+}
+
+func groupKey(r state.Record) string { return r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID }
+
+// selectResume picks the records to resume: the unfinished ones, or the named ones.
+func selectResume(f *Factory, file *state.File, ids []string) ([]state.Record, error) {
+	now := f.Now()
+	if len(ids) == 0 {
+		var out []state.Record
+		for _, r := range file.Tasks {
+			if r.Unfinished(now) {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}
+	var out []state.Record
+	var missing []string
+	for _, id := range ids {
+		found := false
+		for _, r := range file.Tasks {
+			if r.TaskID == id {
+				out = append(out, r)
+				found = true
+			}
+		}
+		if !found {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, flagErrorf("not in the ledger: %v; 'mcptask list --all' shows what is there", missing)
+	}
+	return out, nil
+}
+
+func runResume(ctx context.Context, opts *ResumeOptions) error {
+	f := opts.f
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	file, err := st.Load()
+	if err != nil {
+		return err
+	}
+	recs, err := selectResume(f, file, opts.TaskIDs)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		if f.Global.JSON {
+			return writeJSON(f.IO.Out, envelope{Type: "resume", Tasks: []envelope{}})
+		}
+		fmt.Fprintf(f.IO.ErrOut, "nothing to resume: no unfinished tasks in %s\n", st.Path())
+		return nil
+	}
+	var groups []*resumeGroup
+	byKey := map[string]*resumeGroup{}
+	for _, r := range recs {
+		k := groupKey(r)
+		g := byKey[k]
+		if g == nil {
+			g = &resumeGroup{rec: r}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.recs = append(g.recs, r)
+	}
+
+	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
+	var (
+		mu      sync.Mutex
+		results []envelope
+		wg      sync.WaitGroup
+	)
+	report := func(e envelope, text []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		results = append(results, e)
+		if !f.Global.JSON && len(text) > 0 {
+			fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(e.TaskID), termsafe.Line(e.Tool), e.Status)
+			_, _ = f.IO.Out.Write(text)
+		}
+	}
+	for _, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, ref, err := f.connectRecord(wctx, &g.rec, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+			if err != nil {
+				for _, r := range g.recs {
+					code := exitCode(ctx, err)
+					printer.Note(r.TaskID, "cannot reach "+r.Server.Display()+": "+err.Error())
+					report(envelope{Type: "error", TaskID: r.TaskID, Tool: r.Tool, Era: rpc.Era(r.Era), Server: r.Server.Display(), Code: &code, Message: err.Error()}, nil)
+				}
+				return
+			}
+			defer c.Close()
+			var gwg sync.WaitGroup
+			for _, r := range g.recs {
+				gwg.Add(1)
+				go func() {
+					defer gwg.Done()
+					e, text := resumeOne(ctx, wctx, f, c, ref, r, printer, opts)
+					report(e, text)
+				}()
+			}
+			gwg.Wait()
+		}()
+	}
+	wg.Wait()
+
+	codes := make([]int, 0, len(results))
+	for _, e := range results {
+		codes = append(codes, *e.Code)
+	}
+	code := worstCode(codes)
+	if f.Global.JSON {
+		slices.SortFunc(results, func(a, b envelope) int { return cmpString(a.TaskID, b.TaskID) })
+		if err := writeJSON(f.IO.Out, envelope{Type: "resume", Tasks: results}); err != nil {
+			return err
+		}
+	}
+	if code == ExitOK {
+		return nil
+	}
+	var msg string
+	switch code {
+	case ExitTimeout:
+		msg = fmt.Sprintf("timeout after %s; unfinished tasks keep running: mcptask resume", opts.Timeout)
+	case ExitInterrupted:
+		msg = "interrupted; unfinished tasks keep running: mcptask resume"
+	default:
+		msg = fmt.Sprintf("%d of %d task(s) did not complete well", countBad(codes), len(codes))
+	}
+	return &ExitError{Code: code, Err: errors.New(msg)}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func countBad(codes []int) int {
+	n := 0
+	for _, c := range codes {
+		if c != ExitOK {
+			n++
+		}
+	}
+	return n
+}
+
+// resumeOne follows one task to its end and returns its envelope (with its exit code) and
+// the text its result printed.
+func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts *ResumeOptions) (envelope, []byte) {
+	var buf bytes.Buffer
+	var got *envelope
+	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }}
+	base := envelope{Type: "status", TaskID: r.TaskID, Tool: r.Tool, Era: rpc.Era(r.Era), Server: ref.String(), Status: rpc.TaskStatus(r.Status)}
+	finish := func(err error) (envelope, []byte) {
+		code := exitCode(ctx, err)
+		e := base
+		if got != nil {
+			e = *got
+			e.Tool = r.Tool
+		}
+		e.Code = &code
+		if err != nil {
+			e.Message = err.Error()
+			if code == ExitExpired {
+				e.Status = "expired"
+			}
+			if !f.Global.JSON {
+				printer.Note(r.TaskID, termsafe.Line(err.Error()))
+			}
+		}
+		return e, buf.Bytes()
+	}
+	t, err := c.GetTask(wctx, r.TaskID)
+	if err != nil {
+		if rpc.IsUnknownTask(err) {
+			o.markExpired(r.TaskID)
+			return finish(&ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s is no longer known to %s (expired, or the server lost it)", r.TaskID, ref)})
+		}
+		if wctx.Err() != nil {
+			return finish(o.abandoned(ctx, wctx, &rpc.Task{TaskID: r.TaskID, Status: rpc.TaskStatus(r.Status)}, err, opts.Timeout))
+		}
+		return finish(fmt.Errorf("task %s: %w", r.TaskID, err))
+	}
+	base.Status = t.Status
+	o.saveStatus(ctx, t)
+	printer.Task(t)
+	return finish(o.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true}, printer, opts.Timeout))
+}
