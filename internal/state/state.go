@@ -162,39 +162,77 @@ func (s *Store) Path() string { return s.path }
 // Load reads the ledger under a shared lock. A missing file is an empty ledger.
 func (s *Store) Load() (*File, error) {
 	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
-		return &File{Version: Version}, nil
+		return &File{Version: Version, Tasks: []Record{}}, nil
 	}
 	var f *File
 	err := s.locked(false, func() error {
-		var err error
-		f, err = s.read()
-		return err
+		l, err := s.readRaw()
+		if err != nil {
+			return err
+		}
+		tasks, err := l.decodeAll()
+		if err != nil {
+			return s.corrupt(err)
+		}
+		f = &File{Version: Version, Tasks: tasks}
+		return nil
 	})
 	return f, err
 }
 
-// Update runs fn on the ledger under an exclusive lock and writes the result atomically. When
-// fn returns an error nothing is written.
+// Update runs fn on the whole ledger under an exclusive lock and writes the result
+// atomically. When fn returns an error nothing is written.
 //
 // If the file turns out to be corrupt it is moved aside, fn runs on an empty ledger and the
 // result is written, and the *CorruptError is still returned: the task being recorded right
 // now must not be lost as well, but the caller must say what happened.
 func (s *Store) Update(fn func(f *File) error) error {
+	return s.updateRaw(func(l *rawLedger) error {
+		tasks, err := l.decodeAll()
+		if err != nil {
+			return s.corrupt(err)
+		}
+		f := &File{Version: Version, Tasks: tasks}
+		if err := fn(f); err != nil {
+			return err
+		}
+		lines := make([][]byte, 0, len(f.Tasks))
+		for _, r := range f.Tasks {
+			b, err := encodeRecord(r)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, b)
+		}
+		l.lines = lines
+		return nil
+	})
+}
+
+// updateRaw is the read-modify-write cycle on the undecoded lines: the fast path for the
+// one-record changes (Put, Patch, Delete) that a ledger of thousands of tasks makes often.
+func (s *Store) updateRaw(fn func(l *rawLedger) error) error {
 	var corrupt *CorruptError
 	err := s.locked(true, func() error {
-		f, err := s.read()
+		l, err := s.readRaw()
 		if err != nil {
 			if !errors.As(err, &corrupt) {
 				return err
 			}
-			f = &File{Version: Version}
+			l = &rawLedger{}
 		}
-		if err := fn(f); err != nil {
-			return err
+		if err := fn(l); err != nil {
+			if errors.As(err, &corrupt) {
+				// A record line that does not decode: the file is aside now; start afresh.
+				l = &rawLedger{}
+				if err := fn(l); err != nil {
+					return err
+				}
+			} else {
+				return err
+			}
 		}
-		f.Version = Version
-		sortRecords(f.Tasks)
-		return s.write(f)
+		return s.writeRaw(l)
 	})
 	if err == nil && corrupt != nil {
 		return corrupt
@@ -204,43 +242,70 @@ func (s *Store) Update(fn func(f *File) error) error {
 
 // Put inserts r, or replaces the record of the same task on the same server.
 func (s *Store) Put(r Record) error {
-	return s.Update(func(f *File) error {
-		r.SavedAt = time.Now().UTC()
-		for i := range f.Tasks {
-			if f.Tasks[i].TaskID == r.TaskID && f.Tasks[i].Server.Key() == r.Server.Key() {
-				f.Tasks[i] = r
-				return nil
-			}
+	r.SavedAt = time.Now().UTC()
+	line, err := encodeRecord(r)
+	if err != nil {
+		return err
+	}
+	key := r.Server.Key()
+	return s.updateRaw(func(l *rawLedger) error {
+		i, _, err := l.find(r.TaskID, key)
+		if err != nil {
+			return s.corrupt(err)
 		}
-		f.Tasks = append(f.Tasks, r)
+		if i >= 0 {
+			l.lines[i] = line
+		} else {
+			l.lines = append(l.lines, line)
+		}
 		return nil
 	})
 }
 
 // Find returns every record with task id id (more than one means several servers).
 func (s *Store) Find(id string) ([]Record, error) {
-	f, err := s.Load()
-	if err != nil {
-		return nil, err
+	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
 	var out []Record
-	for _, r := range f.Tasks {
-		if r.TaskID == id {
+	err := s.locked(false, func() error {
+		l, err := s.readRaw()
+		if err != nil {
+			return err
+		}
+		p := idPrefix(id)
+		for _, line := range l.lines {
+			if !bytes.HasPrefix(line, p) {
+				continue
+			}
+			var r Record
+			if err := json.Unmarshal(line, &r); err != nil {
+				return s.corrupt(err)
+			}
 			out = append(out, r)
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // Patch changes the record (key, id) in place; a record that is gone is left gone.
 func (s *Store) Patch(key, id string, fn func(r *Record)) error {
-	return s.Update(func(f *File) error {
-		for i := range f.Tasks {
-			if f.Tasks[i].TaskID == id && f.Tasks[i].Server.Key() == key {
-				fn(&f.Tasks[i])
-				f.Tasks[i].SavedAt = time.Now().UTC()
-			}
+	return s.updateRaw(func(l *rawLedger) error {
+		i, r, err := l.find(id, key)
+		if err != nil {
+			return s.corrupt(err)
 		}
+		if i < 0 {
+			return nil
+		}
+		fn(r)
+		r.SavedAt = time.Now().UTC()
+		line, err := encodeRecord(*r)
+		if err != nil {
+			return err
+		}
+		l.lines[i] = line
 		return nil
 	})
 }
@@ -248,12 +313,15 @@ func (s *Store) Patch(key, id string, fn func(r *Record)) error {
 // Delete removes the record (key, id) and reports whether it was there.
 func (s *Store) Delete(key, id string) (bool, error) {
 	found := false
-	err := s.Update(func(f *File) error {
-		f.Tasks = slices.DeleteFunc(f.Tasks, func(r Record) bool {
-			hit := r.TaskID == id && r.Server.Key() == key
-			found = found || hit
-			return hit
-		})
+	err := s.updateRaw(func(l *rawLedger) error {
+		i, _, err := l.find(id, key)
+		if err != nil {
+			return s.corrupt(err)
+		}
+		if i >= 0 {
+			found = true
+			l.lines = slices.Delete(l.lines, i, i+1)
+		}
 		return nil
 	})
 	return found, err
@@ -276,59 +344,48 @@ func (s *Store) Prune(now time.Time) ([]Record, error) {
 	return removed, err
 }
 
-func sortRecords(rs []Record) {
-	slices.SortStableFunc(rs, func(a, b Record) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.TaskID, b.TaskID)
-	})
+// corrupt moves the ledger aside because of err and returns the *CorruptError saying so.
+func (s *Store) corrupt(err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return err
+	}
+	aside := s.path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	if rerr := os.Rename(s.path, aside); rerr != nil {
+		return fmt.Errorf("task ledger %s is corrupt (%v) and could not be moved aside: %w; move it away by hand", s.path, err, rerr)
+	}
+	_ = syncDir(filepath.Dir(s.path))
+	return &CorruptError{Path: s.path, Aside: aside, Err: err}
 }
 
-// read parses the file; the caller holds the lock. A file that does not parse is renamed
-// aside (never overwritten) and reported as *CorruptError.
-func (s *Store) read() (*File, error) {
+// readRaw reads the file into record lines; the caller holds the lock. A file that does not
+// parse is renamed aside (never overwritten) and reported as *CorruptError.
+func (s *Store) readRaw() (*rawLedger, error) {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &File{Version: Version}, nil
+		return &rawLedger{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the task ledger: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		// An empty file (created by hand, or by a crash before the first write of a very old
-		// version) holds no task: treat it as an empty ledger.
-		return &File{Version: Version}, nil
+		// An empty file holds no task: treat it as an empty ledger.
+		return &rawLedger{}, nil
 	}
-	var f File
-	if err := json.Unmarshal(data, &f); err != nil || f.Version == 0 {
-		if err == nil {
-			err = errors.New("no version field")
-		}
-		aside := s.path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
-		if rerr := os.Rename(s.path, aside); rerr != nil {
-			return nil, fmt.Errorf("task ledger %s is corrupt (%v) and could not be moved aside: %w; move it away by hand", s.path, err, rerr)
-		}
-		_ = syncDir(filepath.Dir(s.path))
-		return nil, &CorruptError{Path: s.path, Aside: aside, Err: err}
+	l, version, err := parseLedger(data)
+	if err != nil {
+		return nil, s.corrupt(err)
 	}
-	if f.Version > Version {
-		return nil, fmt.Errorf("task ledger %s has format version %d, newer than this mcptask understands (%d): upgrade mcptask or point --state elsewhere", s.path, f.Version, Version)
+	if version > Version {
+		return nil, fmt.Errorf("task ledger %s has format version %d, newer than this mcptask understands (%d): upgrade mcptask or point --state elsewhere", s.path, version, Version)
 	}
-	return &f, nil
+	return l, nil
 }
 
-// write replaces the file atomically: temp file in the same directory, fsync, rename, fsync of
-// the directory. A crash at any point leaves either the old file or the new one.
-func (s *Store) write(f *File) error {
-	if f.Tasks == nil {
-		f.Tasks = []Record{}
-	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode the task ledger: %w", err)
-	}
-	data = append(data, '\n')
+// writeRaw replaces the file atomically: temp file in the same directory, fsync, rename, fsync
+// of the directory. A crash at any point leaves either the old file or the new one.
+func (s *Store) writeRaw(l *rawLedger) error {
+	data := l.bytes()
 	dir := filepath.Dir(s.path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
 	if err != nil {

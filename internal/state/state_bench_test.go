@@ -35,12 +35,52 @@ func BenchmarkPut10k(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad10k is `mcptask list` or a lookup by id on a ledger of 10,000 tasks.
-func BenchmarkLoad10k(b *testing.B) {
+// BenchmarkFind10k is a lookup by id (get, result, cancel without --server) on a ledger of 10,000 tasks.
+func BenchmarkFind10k(b *testing.B) {
 	st := seed(b, 10_000)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := st.Find("task-09999"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPatch10k is one status change in a ledger of 10,000 tasks.
+func BenchmarkPatch10k(b *testing.B) {
+	st := seed(b, 10_000)
+	r := rec("task-05000", "http://127.0.0.1:8002/mcp")
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		if err := st.Patch(r.Server.Key(), r.TaskID, func(r *Record) { r.StatusMessage = fmt.Sprint("step ", n) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPutDelete10k adds one record to a ledger of 10,000 and drops it again.
+func BenchmarkPutDelete10k(b *testing.B) {
+	st := seed(b, 10_000)
+	r := rec("task-new", "http://127.0.0.1:8002/mcp")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.Put(r); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Delete(r.Server.Key(), r.TaskID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkList10k is `mcptask list`: every record of a 10,000-task ledger decoded.
+func BenchmarkList10k(b *testing.B) {
+	st := seed(b, 10_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := st.Load(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,181 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// The file layout is JSON with one task per line:
+//
+//	{"version":1,"tasks":[
+//	{"taskId":"…","server":{…},…},
+//	{"taskId":"…",…}
+//	]}
+//
+// It is valid JSON that people and jq can read, and it lets a one-record change (the common
+// case: a status update while thousands of tasks wait) find its line by the taskId prefix and
+// copy every other line untouched, without decoding the whole ledger. A file in any other
+// JSON layout (edited by hand, say) is read with the general decoder and rewritten in this one.
+
+// rawLedger is the ledger as undecoded record lines, in file order.
+type rawLedger struct {
+	lines [][]byte
+}
+
+const headerPrefix = `{"version":`
+
+// parseLedger splits data into record lines and returns the format version.
+func parseLedger(data []byte) (*rawLedger, int, error) {
+	if l, v, ok := parseLines(data); ok {
+		return l, v, nil
+	}
+	// General layout.
+	var f struct {
+		Version int               `json:"version"`
+		Tasks   []json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, 0, err
+	}
+	if f.Version == 0 {
+		return nil, 0, errors.New("no version field")
+	}
+	l := &rawLedger{}
+	if f.Version > Version {
+		return l, f.Version, nil
+	}
+	for _, t := range f.Tasks {
+		var r Record
+		if err := json.Unmarshal(t, &r); err != nil {
+			return nil, 0, fmt.Errorf("task record: %w", err)
+		}
+		b, err := encodeRecord(r)
+		if err != nil {
+			return nil, 0, err
+		}
+		l.lines = append(l.lines, b)
+	}
+	return l, f.Version, nil
+}
+
+// parseLines is the fast path for the layout mcptask writes. It reports ok=false for
+// anything else, so that the general decoder decides.
+func parseLines(data []byte) (*rawLedger, int, bool) {
+	data = bytes.TrimRight(data, " \t\r\n")
+	first, rest, found := bytes.Cut(data, []byte("\n"))
+	if !found || !bytes.HasPrefix(first, []byte(headerPrefix)) || !bytes.HasSuffix(first, []byte(`,"tasks":[`)) {
+		return nil, 0, false
+	}
+	v, err := strconv.Atoi(string(first[len(headerPrefix) : len(first)-len(`,"tasks":[`)]))
+	if err != nil || v <= 0 {
+		return nil, 0, false
+	}
+	if !bytes.HasSuffix(rest, []byte("]}")) {
+		return nil, 0, false
+	}
+	body := rest[:len(rest)-2]
+	l := &rawLedger{}
+	for len(body) > 0 {
+		var line []byte
+		line, body, _ = bytes.Cut(body, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte(","))
+		if line[0] != '{' || line[len(line)-1] != '}' {
+			return nil, 0, false
+		}
+		l.lines = append(l.lines, line)
+	}
+	return l, v, true
+}
+
+// bytes renders the ledger in the line layout.
+func (l *rawLedger) bytes() []byte {
+	n := 64
+	for _, line := range l.lines {
+		n += len(line) + 2
+	}
+	out := make([]byte, 0, n)
+	out = append(out, headerPrefix...)
+	out = strconv.AppendInt(out, Version, 10)
+	out = append(out, `,"tasks":[`...)
+	out = append(out, '\n')
+	for i, line := range l.lines {
+		out = append(out, line...)
+		if i < len(l.lines)-1 {
+			out = append(out, ',')
+		}
+		out = append(out, '\n')
+	}
+	return append(out, "]}\n"...)
+}
+
+// idPrefix is how a record line of task id starts (taskId is Record's first field).
+func idPrefix(id string) []byte {
+	q, _ := json.Marshal(id)
+	return append(append([]byte(`{"taskId":`), q...), ',')
+}
+
+// find returns the index and decoded record of (id, key), or -1.
+func (l *rawLedger) find(id, key string) (int, *Record, error) {
+	p := idPrefix(id)
+	for i, line := range l.lines {
+		if !bytes.HasPrefix(line, p) {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return -1, nil, fmt.Errorf("task record: %w", err)
+		}
+		if r.Server.Key() == key {
+			return i, &r, nil
+		}
+	}
+	return -1, nil, nil
+}
+
+// decodeAll decodes every line, spread over the CPUs: records are independent.
+func (l *rawLedger) decodeAll() ([]Record, error) {
+	out := make([]Record, len(l.lines))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(l.lines)/256))
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	chunk := (len(l.lines) + workers - 1) / workers
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(l.lines))
+		if lo >= hi {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if err := json.Unmarshal(l.lines[i], &out[i]); err != nil {
+					errs[w] = fmt.Errorf("task record %d: %w", i+1, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// encodeRecord renders one record as one line.
+func encodeRecord(r Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode task record: %w", err)
+	}
+	return b, nil
+}
