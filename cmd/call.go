@@ -28,6 +28,8 @@ type CallOptions struct {
 	Detach   bool
 	Timeout  time.Duration
 	Interval time.Duration
+	// Once is --timeout 0: check once and exit (8 when still running).
+	Once bool
 }
 
 // NewCmdCall returns `mcptask call`. runF replaces runCall in tests.
@@ -63,6 +65,7 @@ EXIT STATUS
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
+			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
 			if opts.Timeout < 0 || opts.Interval < 0 || opts.TTL < 0 {
 				return flagErrorf("--timeout, --interval and --ttl must not be negative")
 			}
@@ -76,7 +79,7 @@ EXIT STATUS
 	c.Flags().StringArrayVar(&opts.Arg, "arg", nil, "one tool argument `key=value`, typed from the tool's inputSchema (repeatable)")
 	c.Flags().DurationVar(&opts.TTL, "ttl", 0, "requested task lifetime (MCP 2025-11-25 only; the server may override it)")
 	c.Flags().BoolVar(&opts.Detach, "detach", false, "print only the task id and exit once the task is created")
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); the task keeps running")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	return c
 }
@@ -168,7 +171,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 	printer.Note(t.TaskID, fmt.Sprintf("task created for tool %s (MCP %s)", opts.Tool, c.Era()))
 	printer.Task(t)
-	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true}, printer, opts.Timeout)
+	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once}, printer, opts.Timeout)
 }
 
 // withTimeout returns ctx bounded by d (0 = no bound), with errTimeout as the cause.

@@ -237,3 +237,28 @@ func TestResumeReportsExpired(t *testing.T) {
 		t.Errorf("an expired task is not resumed again: code %d stderr %s", r.Code, r.Stderr)
 	}
 }
+
+func TestTimeoutZeroChecksOnce(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, rec := demoServer(t, demo.Options{})
+			r := runCLI(t, t.Context(), nil, "call", "forever", "--server", url, "--protocol", era, "--timeout", "0")
+			if r.Code != ExitStillRunning || !strings.Contains(r.Stderr, "still") {
+				t.Fatalf("call --timeout 0 on a running task: code %d, want %d\n%s", r.Code, ExitStillRunning, r.Stderr)
+			}
+			if n := countMethod(rec, "tasks/get"); n != 0 {
+				t.Errorf("--timeout 0 must not poll after creation; saw %d tasks/get", n)
+			}
+			id := strings.Fields(strings.SplitN(r.Stderr, "\n", 2)[0])[1]
+			g := runCLI(t, t.Context(), nil, "result", id, "--timeout", "0")
+			if g.Code != ExitStillRunning {
+				t.Fatalf("result --timeout 0: code %d\n%s", g.Code, g.Stderr)
+			}
+			runCLI(t, t.Context(), nil, "cancel", id)
+			g = runCLI(t, t.Context(), nil, "result", id, "--timeout", "0")
+			if g.Code != ExitCancelled {
+				t.Fatalf("result --timeout 0 of a cancelled task: code %d\n%s", g.Code, g.Stderr)
+			}
+		})
+	}
+}

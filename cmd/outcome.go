@@ -59,6 +59,8 @@ func (o *outcome) follow(wctx, ctx context.Context, t *rpc.Task, po pollOptions,
 func (o *outcome) abandoned(ctx, wctx context.Context, t *rpc.Task, err error, timeout time.Duration) error {
 	hint := o.followHint(t.TaskID)
 	switch {
+	case errors.Is(err, errStillRunning):
+		return &ExitError{Code: ExitStillRunning, Err: fmt.Errorf("task %s is still %s (--timeout 0 checks once); follow it with: %s", t.TaskID, t.Status, hint)}
 	case errors.Is(context.Cause(wctx), errTimeout):
 		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s: task %s is still %s and keeps running; follow it with: %s", timeout, t.TaskID, t.Status, hint)}
 	case ctx.Err() != nil:
@@ -216,4 +218,3 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-

@@ -14,6 +14,8 @@ type ResultOptions struct {
 	TaskID   string
 	Timeout  time.Duration
 	Interval time.Duration
+	// Once is --timeout 0: check once and exit (8 when still running).
+	Once bool
 }
 
 // NewCmdResult returns `mcptask result`.
@@ -37,6 +39,7 @@ EXIT STATUS
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskID = args[0]
+			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
 			if opts.Timeout < 0 || opts.Interval < 0 {
 				return flagErrorf("--timeout and --interval must not be negative")
 			}
@@ -46,7 +49,7 @@ EXIT STATUS
 			return runResult(c.Context(), opts)
 		},
 	}
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); the task keeps running")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	return c
 }
@@ -72,5 +75,5 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if !t.Status.Terminal() {
 		printer.Task(t)
 	}
-	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true}, printer, opts.Timeout)
+	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once}, printer, opts.Timeout)
 }

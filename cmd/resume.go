@@ -21,6 +21,8 @@ type ResumeOptions struct {
 	TaskIDs  []string
 	Timeout  time.Duration
 	Interval time.Duration
+	// Once is --timeout 0: check once and exit (8 when still running).
+	Once bool
 }
 
 // NewCmdResume returns `mcptask resume`.
@@ -48,6 +50,7 @@ EXIT STATUS
   mcptask resume --json > outcomes.json`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
+			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
 			if opts.Timeout < 0 || opts.Interval < 0 {
 				return flagErrorf("--timeout and --interval must not be negative")
 			}
@@ -57,7 +60,7 @@ EXIT STATUS
 			return runResume(c.Context(), opts)
 		},
 	}
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); the tasks keep running")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	return c
 }
@@ -286,5 +289,5 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 	base.Status = t.Status
 	o.saveStatus(ctx, t)
 	printer.Task(t)
-	return finish(o.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true}, printer, opts.Timeout))
+	return finish(o.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once}, printer, opts.Timeout))
 }

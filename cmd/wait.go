@@ -110,7 +110,12 @@ type pollOptions struct {
 	OnRetry  func(err error, n int, delay time.Duration)
 	// StopOnInput makes waitTask return when the task reaches input_required.
 	StopOnInput bool
+	// Once (--timeout 0) returns errStillRunning instead of polling again.
+	Once bool
 }
+
+// errStillRunning is --timeout 0 finding the task not finished.
+var errStillRunning = errors.New("still running")
 
 // errTaskGone wraps the server saying it no longer knows a task.
 var errTaskGone = errors.New("task expired or unknown to the server")
@@ -124,6 +129,9 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 	for {
 		if t.Status.Terminal() || (o.StopOnInput && t.Status == rpc.StatusInputRequired) {
 			return t, nil
+		}
+		if o.Once {
+			return t, errStillRunning
 		}
 		delay := pollInterval(t, o.UserMin)
 		if failures > 0 {
