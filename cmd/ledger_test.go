@@ -262,3 +262,44 @@ func TestTimeoutZeroChecksOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchManyMostSevere: watch several tasks; exit 0 only if all ended well, else the most
+// severe code, and --json lists every task's outcome.
+func TestWatchManyMostSevere(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{})
+			detach := func(args ...string) string {
+				r := runCLI(t, t.Context(), nil, append([]string{"call", "--detach", "--server", url, "--protocol", era}, args...)...)
+				if r.Code != ExitOK {
+					t.Fatalf("call %v: %d %s", args, r.Code, r.Stderr)
+				}
+				return strings.TrimSpace(r.Stdout)
+			}
+			a, b := detach("sleep", "--arg", "seconds=2"), detach("sleep", "--arg", "seconds=3")
+			r := runCLI(t, t.Context(), nil, "watch", a, b)
+			if r.Code != ExitOK || strings.Count(r.Stdout, "slept") != 2 {
+				t.Fatalf("watch of two good tasks: code %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+			}
+			c, d := detach("sleep", "--arg", "seconds=2"), detach("forever")
+			runCLI(t, t.Context(), nil, "cancel", d)
+			r = runCLI(t, t.Context(), nil, "watch", c, d, "--json", "--timeout", "30s")
+			if r.Code != ExitCancelled {
+				t.Fatalf("watch of a good and a cancelled task: code %d, want %d\n%s", r.Code, ExitCancelled, r.Stderr)
+			}
+			doc := decodeJSON(t, r.Stdout)
+			tasks, _ := doc["tasks"].([]any)
+			if doc["type"] != "watch" || len(tasks) != 2 {
+				t.Fatalf("watch --json: %s", r.Stdout)
+			}
+			codes := map[string]float64{}
+			for _, x := range tasks {
+				m := x.(map[string]any)
+				codes[m["taskId"].(string)] = m["code"].(float64)
+			}
+			if codes[c] != ExitOK || codes[d] != ExitCancelled {
+				t.Errorf("per-task codes %v", codes)
+			}
+		})
+	}
+}

@@ -86,8 +86,9 @@ func worstCode(codes []int) int {
 
 // resumeGroup is one connection: the tasks of one server (and one 2025-11-25 session).
 type resumeGroup struct {
-	rec  state.Record
-	recs []state.Record
+	rec     state.Record
+	recs    []state.Record
+	connect func(context.Context, rpc.ClientOptions) (*rpc.Client, ServerRef, error)
 }
 
 func groupKey(r state.Record) string { return r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID }
@@ -151,13 +152,27 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		k := groupKey(r)
 		g := byKey[k]
 		if g == nil {
-			g = &resumeGroup{rec: r}
+			g = &resumeGroup{rec: r, connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+				return f.connectRecord(ctx, &r, o)
+			}}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		g.recs = append(g.recs, r)
 	}
+	return followMany(ctx, f, "resume", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once})
+}
 
+// followOptions tune followMany.
+type followOptions struct {
+	Timeout, Interval time.Duration
+	Once              bool
+}
+
+// followMany follows the tasks of every group to their end at once (one connection per
+// group), prints each outcome as it comes, and returns the most severe exit code. resume and
+// watch share it so that one task or a thousand get the same contract.
+func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGroup, opts followOptions) error {
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
@@ -179,12 +194,12 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, ref, err := f.connectRecord(wctx, &g.rec, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+			c, ref, err := g.connect(wctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
 			if err != nil {
 				for _, r := range g.recs {
 					code := exitCode(ctx, err)
-					printer.Note(r.TaskID, "cannot reach "+r.Server.Display()+": "+err.Error())
-					report(envelope{Type: "error", TaskID: r.TaskID, Tool: r.Tool, Era: rpc.Era(r.Era), Server: r.Server.Display(), Code: &code, Message: err.Error()}, nil)
+					printer.Note(r.TaskID, "cannot reach "+ref.String()+": "+termsafe.Line(err.Error()))
+					report(envelope{Type: "error", TaskID: r.TaskID, Tool: r.Tool, Era: rpc.Era(r.Era), Server: ref.String(), Code: &code, Message: err.Error()}, nil)
 				}
 				return
 			}
@@ -210,7 +225,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	code := worstCode(codes)
 	if f.Global.JSON {
 		slices.SortFunc(results, func(a, b envelope) int { return cmpString(a.TaskID, b.TaskID) })
-		if err := writeJSON(f.IO.Out, envelope{Type: "resume", Tasks: results}); err != nil {
+		if err := writeJSON(f.IO.Out, envelope{Type: kind, Tasks: results}); err != nil {
 			return err
 		}
 	}
@@ -223,6 +238,8 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		msg = fmt.Sprintf("timeout after %s; unfinished tasks keep running: mcptask resume", opts.Timeout)
 	case ExitInterrupted:
 		msg = "interrupted; unfinished tasks keep running: mcptask resume"
+	case ExitStillRunning:
+		msg = "tasks still running (--timeout 0 checks once): mcptask resume"
 	default:
 		msg = fmt.Sprintf("%d of %d task(s) did not complete well", countBad(codes), len(codes))
 	}
@@ -251,11 +268,11 @@ func countBad(codes []int) int {
 
 // resumeOne follows one task to its end and returns its envelope (with its exit code) and
 // the text its result printed.
-func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts *ResumeOptions) (envelope, []byte) {
+func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions) (envelope, []byte) {
 	var buf bytes.Buffer
 	var got *envelope
 	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }}
-	base := envelope{Type: "status", TaskID: r.TaskID, Tool: r.Tool, Era: rpc.Era(r.Era), Server: ref.String(), Status: rpc.TaskStatus(r.Status)}
+	base := envelope{Type: "status", TaskID: r.TaskID, Tool: r.Tool, Era: c.Era(), Server: ref.String(), Status: rpc.TaskStatus(r.Status)}
 	finish := func(err error) (envelope, []byte) {
 		code := exitCode(ctx, err)
 		e := base
