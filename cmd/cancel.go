@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -11,76 +12,177 @@ import (
 
 // CancelOptions are the inputs of `mcptask cancel`.
 type CancelOptions struct {
-	f      *Factory
-	TaskID string
+	f        *Factory
+	TaskIDs  []string
+	Wait     bool
+	Timeout  time.Duration
+	Interval time.Duration
 }
 
 // NewCmdCancel returns `mcptask cancel`.
 func NewCmdCancel(f *Factory, runF func(context.Context, *CancelOptions) error) *cobra.Command {
 	opts := &CancelOptions{f: f}
-	return &cobra.Command{
-		Use:   "cancel <task-id>",
-		Short: "Ask the server to cancel a task (tasks/cancel)",
+	c := &cobra.Command{
+		Use:   "cancel <task-id>...",
+		Short: "Ask the server to cancel tasks (tasks/cancel)",
 		Long: `Send tasks/cancel and print what the server acknowledged.
 
 On MCP 2025-11-25 the server moves the task to cancelled before it answers, and refuses
 to cancel a task that has already ended. On MCP 2026-07-28 cancellation is cooperative:
 the answer is only an acknowledgement, and the task may still complete or fail.
 
+With --wait, mcptask then follows each task to its real end and says honestly how it
+ended: cancelled, or completed or failed because the cancellation came too late.
+
 EXIT STATUS
-  0 the server accepted the cancellation; 1 transport or protocol error (including a
-  task that has already ended, on 2025-11-25); 6 the server does not know the task;
-  7 auth. See 'mcptask help exit-codes'.`,
-		Example: `  mcptask cancel "$id" --server http://127.0.0.1:8080/mcp`,
-		Args:    cobra.ExactArgs(1),
+  0 the server accepted the cancellation (with --wait: the task ended cancelled, or
+  completed anyway); 1 transport or protocol error (including a task that has already
+  ended, on 2025-11-25); 3 with --wait, the task failed anyway; 6 the server does not
+  know the task; 7 auth; 124 --timeout reached. With several ids, the most severe.
+  See 'mcptask help exit-codes'.`,
+		Example: `  mcptask cancel "$id"
+  mcptask cancel "$a" "$b" --wait --timeout 2m --json`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.TaskID = args[0]
+			opts.TaskIDs = args
+			if opts.Timeout < 0 || opts.Interval < 0 {
+				return flagErrorf("--timeout and --interval must not be negative")
+			}
+			if !opts.Wait && c.Flags().Changed("timeout") {
+				return flagErrorf("--timeout applies to cancel --wait only")
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
 			return runCancel(c.Context(), opts)
 		},
 	}
+	c.Flags().BoolVar(&opts.Wait, "wait", false, "follow each task to its real end after the cancellation is acknowledged")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --wait, give up waiting after this long (exit 124)")
+	c.Flags().DurationVar(&opts.Interval, "interval", 0, "with --wait, poll no faster than this")
+	return c
 }
 
 func runCancel(ctx context.Context, opts *CancelOptions) error {
 	f := opts.f
-	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{})
-	if err != nil {
+	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	if len(opts.TaskIDs) == 1 {
+		e, err := cancelOne(ctx, wctx, opts, opts.TaskIDs[0])
+		if f.Global.JSON && e != nil {
+			if werr := writeJSON(f.IO.Out, *e); werr != nil {
+				return werr
+			}
+		}
 		return err
+	}
+	var results []envelope
+	var codes []int
+	for _, id := range opts.TaskIDs {
+		e, err := cancelOne(ctx, wctx, opts, id)
+		code := exitCode(ctx, err)
+		if e == nil {
+			e = &envelope{Type: "error", TaskID: id}
+		}
+		e.Code = &code
+		if err != nil {
+			e.Message = err.Error()
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+		}
+		results = append(results, *e)
+		codes = append(codes, code)
+	}
+	if f.Global.JSON {
+		if err := writeJSON(f.IO.Out, envelope{Type: "cancel", Tasks: results}); err != nil {
+			return err
+		}
+	}
+	if code := worstCode(codes); code != ExitOK {
+		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d cancellation(s) did not end well", countBad(codes), len(codes)), Silent: !f.Global.JSON}
+	}
+	return nil
+}
+
+// cancelOne cancels one task and, with --wait, follows it to its end. The envelope is what
+// --json shows for it.
+func cancelOne(ctx, wctx context.Context, opts *CancelOptions, id string) (*envelope, error) {
+	f := opts.f
+	c, ref, rec, err := f.connectTask(ctx, id, rpc.ClientOptions{})
+	if err != nil {
+		return nil, err
 	}
 	defer c.Close()
 	out := &outcome{f: f, c: c, ref: ref}
-	t, ack, err := c.CancelTask(ctx, opts.TaskID)
+	t, ack, err := c.CancelTask(wctx, id)
 	if err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
-			out.markExpired(opts.TaskID)
+			out.markExpired(id)
 		}
-		return taskErr(opts.TaskID, err)
+		return nil, taskErr(id, err)
 	}
-	if rec != nil && t != nil {
-		// 2025-11-25 answers with the task, already cancelled. The record (and the session
-		// the task lives in) stays until 'mcptask result' has shown the outcome or 'prune'.
-		out.saveStatus(ctx, t)
-	}
-	if f.Global.JSON {
-		e := envelope{Type: "cancel", TaskID: opts.TaskID, Era: c.Era(), Server: ref.String(), Ack: ack}
-		if t != nil {
-			e.Status, e.Task = t.Status, t.Raw
-		}
-		return writeJSON(f.IO.Out, e)
-	}
+	e := &envelope{Type: "cancel", TaskID: id, Era: c.Era(), Server: ref.String(), Ack: ack}
 	if t != nil {
-		// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
-		msg := fmt.Sprintf("task %s is %s", termsafe.Line(t.TaskID), t.Status)
-		if t.StatusMessage != "" {
-			msg += ": " + termsafe.Line(t.StatusMessage)
+		e.Status, e.Task = t.Status, t.Raw
+		if rec != nil {
+			// 2025-11-25 answers with the task, already cancelled. The record (and the session
+			// the task lives in) stays until 'mcptask result' has shown the outcome or 'prune'.
+			out.saveStatus(ctx, t)
 		}
-		fmt.Fprintln(f.IO.Out, msg)
-		return nil
 	}
-	// EXT §Task Cancellation: the ack does not mean the task is cancelled.
-	fmt.Fprintf(f.IO.Out, "cancellation of task %s requested\n", termsafe.Line(opts.TaskID))
-	fmt.Fprintf(f.IO.ErrOut, "Cancellation is cooperative on MCP %s: the task may still complete or fail.\nFollow it with: %s\n", c.Era(), followHint(ref, opts.TaskID))
-	return nil
+	if !opts.Wait {
+		if f.Global.JSON {
+			return e, nil
+		}
+		if t != nil {
+			// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
+			msg := fmt.Sprintf("task %s is %s", termsafe.Line(t.TaskID), t.Status)
+			if t.StatusMessage != "" {
+				msg += ": " + termsafe.Line(t.StatusMessage)
+			}
+			fmt.Fprintln(f.IO.Out, msg)
+			return e, nil
+		}
+		// EXT §Task Cancellation: the ack does not mean the task is cancelled.
+		fmt.Fprintf(f.IO.Out, "cancellation of task %s requested\n", termsafe.Line(id))
+		fmt.Fprintf(f.IO.ErrOut, "Cancellation is cooperative on MCP %s: the task may still complete or fail.\nFollow it with: %s (or use --wait)\n", c.Era(), followHint(ref, id))
+		return e, nil
+	}
+
+	// --wait: follow the task to its real end (EXT §Task Cancellation: a task may still
+	// complete or fail after a cancellation request).
+	if t == nil {
+		if t, err = c.GetTask(wctx, id); err != nil {
+			if rpc.IsUnknownTask(err) {
+				out.markExpired(id)
+			}
+			return e, taskErr(id, err)
+		}
+	}
+	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
+	last, err := waitTask(wctx, c, t, pollOptions{UserMin: opts.Interval, OnChange: func(nt *rpc.Task) {
+		printer.Task(nt)
+		out.saveStatus(ctx, nt)
+	}})
+	if err != nil {
+		return e, out.abandoned(ctx, wctx, last, err, opts.Timeout)
+	}
+	e.Status, e.Task = last.Status, last.Raw
+	out.saveStatus(ctx, last)
+	var verdict string
+	var result error
+	switch last.Status {
+	case rpc.StatusCancelled:
+		verdict = "cancelled"
+		out.dropRecord(ctx, id) // nothing more to show
+	case rpc.StatusCompleted:
+		// The record stays until 'mcptask result' shows what the task produced.
+		verdict = "completed anyway: the cancellation came too late; its result: " + followHint(ref, id)
+	default:
+		verdict = "failed anyway: the cancellation came too late; details: " + followHint(ref, id)
+		result = &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed before the cancellation took effect", id), Silent: !f.Global.JSON}
+	}
+	if !f.Global.JSON {
+		fmt.Fprintf(f.IO.Out, "task %s %s\n", termsafe.Line(id), verdict)
+	}
+	return e, result
 }

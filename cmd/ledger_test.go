@@ -303,3 +303,37 @@ func TestWatchManyMostSevere(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelWaitAndMany(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{})
+			detach := func(args ...string) string {
+				r := runCLI(t, t.Context(), nil, append([]string{"call", "--detach", "--server", url, "--protocol", era}, args...)...)
+				if r.Code != ExitOK {
+					t.Fatalf("call %v: %d %s", args, r.Code, r.Stderr)
+				}
+				return strings.TrimSpace(r.Stdout)
+			}
+			a := detach("forever")
+			r := runCLI(t, t.Context(), nil, "cancel", a, "--wait", "--timeout", "30s")
+			if r.Code != ExitOK || !strings.Contains(r.Stdout, "task "+a+" cancelled") {
+				t.Fatalf("cancel --wait: code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+			}
+			if recs := ledgerRecords(t, testLedger(t)); len(recs) != 0 {
+				t.Errorf("a task seen to its cancelled end leaves the ledger: %+v", recs)
+			}
+			b, c := detach("forever"), detach("forever")
+			r = runCLI(t, t.Context(), nil, "cancel", b, c, "nonexistent", "--json", "--server", url)
+			doc := decodeJSON(t, r.Stdout)
+			tasks, _ := doc["tasks"].([]any)
+			if r.Code != ExitExpired || doc["type"] != "cancel" || len(tasks) != 3 {
+				t.Fatalf("cancel of two tasks and an unknown id: code %d (want %d) stdout %s", r.Code, ExitExpired, r.Stdout)
+			}
+			r = runCLI(t, t.Context(), nil, "cancel", b, "--timeout", "1s")
+			if r.Code != ExitUsage {
+				t.Errorf("--timeout without --wait must be a usage error, got %d", r.Code)
+			}
+		})
+	}
+}

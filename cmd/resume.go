@@ -43,7 +43,7 @@ to stdout as it finishes. A task the server no longer knows is reported as expir
 
 EXIT STATUS
   0 every task completed well; otherwise the most severe outcome among the tasks:
-  130 interrupted, 124 timeout, 1 error, 7 auth, 3 failed, 4 cancelled, 5 input
+  130 interrupted, 124 timeout, 2 usage, 1 error, 7 auth, 3 failed, 4 cancelled, 5 input
   required, 6 expired. See 'mcptask help exit-codes'.`,
 		Example: `  mcptask resume
   mcptask resume 786512e2-9e0d-44bd-8f29-789f320fe840 --timeout 10m
@@ -66,7 +66,7 @@ EXIT STATUS
 }
 
 // severity orders exit codes for a many-task outcome: the first in this list that occurs wins.
-var severity = []int{ExitInterrupted, ExitTimeout, ExitFailure, ExitAuth, ExitTaskFailed, ExitCancelled, ExitInputRequired, ExitExpired, ExitStillRunning, ExitOK}
+var severity = []int{ExitInterrupted, ExitTimeout, ExitUsage, ExitFailure, ExitAuth, ExitTaskFailed, ExitCancelled, ExitInputRequired, ExitExpired, ExitStillRunning, ExitOK}
 
 // worstCode returns the most severe of codes.
 func worstCode(codes []int) int {
