@@ -33,3 +33,5 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.14.0
 )
+
+require github.com/atotto/clipboard v0.1.4 // indirect

@@ -1,0 +1,306 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+)
+
+// field is one property of an elicitation's requestedSchema. The 2025-11-25 and 2026-07-28
+// elicitation schemas are flat objects of primitives: string (optionally enum), number,
+// integer, boolean.
+type field struct {
+	name, title, desc, typ string
+	enum                   []string
+	required               bool
+	input                  textinput.Model
+}
+
+// answered is a finished form: the response to send for one input key.
+type answered struct {
+	id, key  string
+	response json.RawMessage
+}
+
+// inputForm answers one input request in the terminal.
+type inputForm struct {
+	id      string
+	req     InputRequest
+	fields  []field
+	focus   int
+	errMsg  string
+	workDir string
+	st      styles
+}
+
+func newInputForm(id string, req InputRequest, workDir string, st styles) (*inputForm, tea.Cmd) {
+	f := &inputForm{id: id, req: req, workDir: workDir, st: st}
+	if req.Kind == "elicitation/create" && req.Mode != "url" {
+		f.fields = parseSchema(req.Schema)
+	}
+	if len(f.fields) > 0 {
+		return f, f.fields[0].input.Focus()
+	}
+	return f, nil
+}
+
+// parseSchema reads requestedSchema into form fields, in a stable order: required first,
+// then by name.
+func parseSchema(raw json.RawMessage) []field {
+	var s struct {
+		Properties map[string]struct {
+			Type        string   `json:"type"`
+			Title       string   `json:"title"`
+			Description string   `json:"description"`
+			Enum        []string `json:"enum"`
+			OneOf       []struct {
+				Const string `json:"const"`
+			} `json:"oneOf"`
+			Default any `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	var out []field
+	for name, p := range s.Properties {
+		fl := field{name: name, title: p.Title, desc: p.Description, typ: p.Type, enum: p.Enum, required: slices.Contains(s.Required, name)}
+		for _, o := range p.OneOf {
+			fl.enum = append(fl.enum, o.Const)
+		}
+		ti := textinput.New()
+		ti.Prompt = ""
+		ti.CharLimit = 4096
+		switch {
+		case len(fl.enum) > 0:
+			ti.Placeholder = strings.Join(fl.enum, " | ")
+		case fl.typ == "boolean":
+			ti.Placeholder = "yes | no"
+		default:
+			ti.Placeholder = fl.typ
+		}
+		if p.Default != nil {
+			switch d := p.Default.(type) {
+			case string:
+				ti.SetValue(d)
+			case bool:
+				ti.SetValue(map[bool]string{true: "yes", false: "no"}[d])
+			case float64:
+				ti.SetValue(strconv.FormatFloat(d, 'f', -1, 64))
+			}
+		}
+		fl.input = ti
+		out = append(out, fl)
+	}
+	slices.SortFunc(out, func(a, b field) int {
+		if a.required != b.required {
+			if a.required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out
+}
+
+// value converts a field's text to its JSON value, or says what is wrong.
+func (fl field) value() (any, bool, error) {
+	v := strings.TrimSpace(fl.input.Value())
+	if v == "" {
+		if fl.required {
+			return nil, false, fmt.Errorf("%s is required", fl.label())
+		}
+		return nil, false, nil
+	}
+	if len(fl.enum) > 0 && !slices.Contains(fl.enum, v) {
+		return nil, false, fmt.Errorf("%s must be one of: %s", fl.label(), strings.Join(fl.enum, ", "))
+	}
+	switch fl.typ {
+	case "number":
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be a number", fl.label())
+		}
+		return n, true, nil
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
+		}
+		return n, true, nil
+	case "boolean":
+		switch strings.ToLower(v) {
+		case "y", "yes", "true":
+			return true, true, nil
+		case "n", "no", "false":
+			return false, true, nil
+		}
+		return nil, false, fmt.Errorf("%s must be yes or no", fl.label())
+	}
+	return v, true, nil
+}
+
+func (fl field) label() string {
+	if fl.title != "" {
+		return safe(fl.title)
+	}
+	return safe(fl.name)
+}
+
+func respond(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
+
+// key handles a key press. It returns the form (nil when closed) and, when the user chose an
+// answer, what to send.
+func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
+	done := func(v any) (*inputForm, tea.Cmd, *answered) {
+		return nil, nil, &answered{id: f.id, key: f.req.Key, response: respond(v)}
+	}
+	k := msg.String()
+	if k == "ctrl+b" {
+		return nil, nil, nil // back, nothing sent
+	}
+	switch {
+	case f.req.Kind == "roots/list":
+		switch k {
+		case "y", "Y":
+			return done(map[string]any{"roots": []any{map[string]any{"uri": fileURI(f.workDir), "name": filepath.Base(f.workDir)}}})
+		case "n", "N", "esc":
+			return done(map[string]any{"roots": []any{}})
+		}
+		return f, nil, nil
+	case f.req.Kind == "sampling/createMessage" || (f.req.Kind != "elicitation/create" && f.req.Kind != ""):
+		if k == "enter" || k == "esc" || k == "d" {
+			return done(map[string]any{"action": "decline"})
+		}
+		return f, nil, nil
+	case f.req.Mode == "url":
+		switch k {
+		case "a":
+			return done(map[string]any{"action": "accept"})
+		case "d":
+			return done(map[string]any{"action": "decline"})
+		case "esc":
+			return done(map[string]any{"action": "cancel"})
+		}
+		return f, nil, nil
+	}
+	// Form mode.
+	switch k {
+	case "esc":
+		return done(map[string]any{"action": "cancel"})
+	case "ctrl+d":
+		return done(map[string]any{"action": "decline"})
+	case "tab", "down":
+		f.move(1)
+		return f, f.refocus(), nil
+	case "shift+tab", "up":
+		f.move(-1)
+		return f, f.refocus(), nil
+	case "enter", "ctrl+s":
+		if k == "enter" && f.focus < len(f.fields)-1 {
+			f.move(1)
+			return f, f.refocus(), nil
+		}
+		content := map[string]any{}
+		for _, fl := range f.fields {
+			v, ok, err := fl.value()
+			if err != nil {
+				f.errMsg = err.Error()
+				return f, nil, nil
+			}
+			if ok {
+				content[fl.name] = v
+			}
+		}
+		return done(map[string]any{"action": "accept", "content": content})
+	}
+	if len(f.fields) == 0 {
+		return f, nil, nil
+	}
+	var cmd tea.Cmd
+	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
+	f.errMsg = ""
+	return f, cmd, nil
+}
+
+func (f *inputForm) move(d int) {
+	if len(f.fields) == 0 {
+		return
+	}
+	f.focus = (f.focus + d + len(f.fields)) % len(f.fields)
+}
+
+func (f *inputForm) refocus() tea.Cmd {
+	var cmd tea.Cmd
+	for i := range f.fields {
+		if i == f.focus {
+			cmd = f.fields[i].input.Focus()
+		} else {
+			f.fields[i].input.Blur()
+		}
+	}
+	return cmd
+}
+
+// update passes non-key messages (cursor blink) to the focused input.
+func (f *inputForm) update(msg tea.Msg) (*inputForm, tea.Cmd) {
+	if len(f.fields) == 0 {
+		return f, nil
+	}
+	var cmd tea.Cmd
+	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
+	return f, cmd
+}
+
+func fileURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
+
+func (f *inputForm) view(width int) string {
+	st := f.st
+	var b strings.Builder
+	b.WriteString(st.title.Render(clip("task "+safe(f.id)+" asks ("+safe(f.req.Key)+")", width)) + "\n\n")
+	if f.req.Message != "" {
+		b.WriteString(clip(safe(f.req.Message), width*4) + "\n\n")
+	}
+	switch {
+	case f.req.Kind == "roots/list":
+		b.WriteString(fmt.Sprintf("The server asks for your workspace roots. Share %s? (y/n)\n", clip(safe(f.workDir), width-30)))
+	case f.req.Kind == "sampling/createMessage":
+		b.WriteString("The server asks mcptask to sample an LLM. mcptask does not sample; press enter to decline.\n")
+	case f.req.Kind != "elicitation/create" && f.req.Kind != "":
+		b.WriteString(fmt.Sprintf("mcptask cannot answer %s; press enter to decline.\n", safe(f.req.Kind)))
+	case f.req.Mode == "url":
+		b.WriteString("Open this URL yourself to continue (mcptask never opens it for you):\n  " + clip(safe(f.req.URL), width-2) + "\n\n")
+		b.WriteString(st.key.Render("a") + " I will go there (accept)  " + st.key.Render("d") + " decline  " + st.key.Render("esc") + " cancel\n")
+	default:
+		for i, fl := range f.fields {
+			mark := "  "
+			if i == f.focus {
+				mark = "> "
+			}
+			req := ""
+			if fl.required {
+				req = "*"
+			}
+			b.WriteString(fmt.Sprintf("%s%s%s: %s\n", mark, fl.label(), req, fl.input.View()))
+			if fl.desc != "" && i == f.focus {
+				b.WriteString(st.dim.Render("    "+clip(safe(fl.desc), width-4)) + "\n")
+			}
+		}
+		if f.errMsg != "" {
+			b.WriteString("\n" + st.err.Render(f.errMsg) + "\n")
+		}
+		b.WriteString("\n" + st.key.Render("enter") + " next/accept  " + st.key.Render("ctrl+d") + " decline  " + st.key.Render("esc") + " cancel  " + st.key.Render("ctrl+b") + " back\n")
+	}
+	return b.String()
+}
