@@ -100,7 +100,9 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	c, ref, err := f.connect(ctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+	// On a terminal the live view can answer a task's questions (2026-07-28 inputRequests),
+	// so elicitation is declared there; without one nothing could answer.
+	c, ref, err := f.connect(ctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: f.useTUI() && !opts.Detach})
 	if err != nil {
 		return err
 	}
@@ -168,6 +170,10 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		}
 		fmt.Fprintln(f.IO.Out, t.TaskID)
 		return nil
+	}
+	if f.useTUI() && !opts.Once && opts.Timeout == 0 {
+		rec := newRecord(c, ref, opts.Tool, t, f.Now())
+		return runTUI(ctx, f, "call", []*tuiEntry{{rec: rec, out: out, task: t}})
 	}
 	printer.Note(t.TaskID, fmt.Sprintf("task created for tool %s (MCP %s)", opts.Tool, c.Era()))
 	printer.Task(t)

@@ -16,6 +16,8 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	stdinTTY, stdoutTTY, stderrTTY bool
+	// width and height, when set, fix the terminal size (tests; a real terminal reports its own).
+	width, height int
 }
 
 // SystemIO returns streams on the process's stdin, stdout and stderr.
@@ -50,3 +52,9 @@ func (s *IOStreams) CanPrompt() bool {
 func (s *IOStreams) SetTTY(stdin, stdout, stderr bool) {
 	s.stdinTTY, s.stdoutTTY, s.stderrTTY = stdin, stdout, stderr
 }
+
+// SetSize fixes the terminal size the live view assumes (tests drive it without a terminal).
+func (s *IOStreams) SetSize(w, h int) { s.width, s.height = w, h }
+
+// Size returns the fixed terminal size, or zeros when the terminal reports its own.
+func (s *IOStreams) Size() (int, int) { return s.width, s.height }

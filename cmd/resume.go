@@ -173,6 +173,9 @@ type followOptions struct {
 // group), prints each outcome as it comes, and returns the most severe exit code. resume and
 // watch share it so that one task or a thousand get the same contract.
 func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGroup, opts followOptions) error {
+	if f.useTUI() && !opts.Once && opts.Timeout == 0 {
+		return followTUI(ctx, f, kind, groups)
+	}
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
@@ -244,6 +247,34 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		msg = fmt.Sprintf("%d of %d task(s) did not complete well", countBad(codes), len(codes))
 	}
 	return &ExitError{Code: code, Err: errors.New(msg)}
+}
+
+// followTUI connects every group (declaring elicitation: the view can answer it) and hands
+// the tasks to the live view.
+func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGroup) error {
+	var entries []*tuiEntry
+	var codes []int
+	for _, g := range groups {
+		c, ref, err := g.connect(ctx, rpc.ClientOptions{Elicitation: true})
+		if err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: cannot reach %s: %v\n", g.rec.Server.Display(), err)
+			codes = append(codes, exitCode(ctx, err))
+			continue
+		}
+		defer c.Close()
+		for _, r := range g.recs {
+			entries = append(entries, &tuiEntry{rec: r, out: &outcome{f: f, c: c, ref: ref}})
+		}
+	}
+	if len(entries) == 0 {
+		return &ExitError{Code: worstCode(codes), Err: fmt.Errorf("no server could be reached")}
+	}
+	err := runTUI(ctx, f, kind, entries)
+	if len(codes) > 0 {
+		codes = append(codes, exitCode(ctx, err))
+		return &ExitError{Code: worstCode(codes), Err: fmt.Errorf("some servers could not be reached")}
+	}
+	return err
 }
 
 func cmpString(a, b string) int {

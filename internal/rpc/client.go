@@ -240,7 +240,9 @@ func (c *Client) initialize(ctx context.Context) error {
 	c.era, c.version, c.assumed = EraLegacy, "", false
 	c.mu.Unlock()
 	caps := map[string]any{}
-	if c.opts.Elicitation {
+	// 2025-11-25 delivers elicitation as a server-to-client request: declare it only when
+	// OnRequest can answer one.
+	if c.opts.Elicitation && c.opts.OnRequest != nil {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
 	res, err := c.call(ctx, "initialize", map[string]any{

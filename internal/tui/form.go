@@ -79,6 +79,7 @@ func parseSchema(raw json.RawMessage) []field {
 		ti := textinput.New()
 		ti.Prompt = ""
 		ti.CharLimit = 4096
+		ti.SetWidth(40)
 		switch {
 		case len(fl.enum) > 0:
 			ti.Placeholder = strings.Join(fl.enum, " | ")
