@@ -162,7 +162,7 @@ func runTUI(ctx context.Context, f *Factory, kind string, entries []*tuiEntry) e
 	wd, _ := os.Getwd()
 	noColor := f.Getenv("NO_COLOR") != ""
 	m := tui.New(p, ids, initial, tui.Options{WorkDir: wd, NoColor: noColor}).WithContext(ctx)
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out)}
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithFPS(tui.FPS)}
 	if w, h := f.IO.Size(); w > 0 && h > 0 {
 		popts = append(popts, tea.WithWindowSize(w, h))
 	}

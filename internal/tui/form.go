@@ -44,6 +44,11 @@ func newInputForm(id string, req InputRequest, workDir string, st styles) (*inpu
 	f := &inputForm{id: id, req: req, workDir: workDir, st: st}
 	if req.Kind == "elicitation/create" && req.Mode != "url" {
 		f.fields = parseSchema(req.Schema)
+		if st.noColor {
+			for i := range f.fields {
+				f.fields[i].input.SetStyles(textinput.Styles{})
+			}
+		}
 	}
 	if len(f.fields) > 0 {
 		return f, f.fields[0].input.Focus()

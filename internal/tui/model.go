@@ -85,6 +85,11 @@ type Options struct {
 	DisableClock bool
 }
 
+// FPS is the frame rate programs running the view should use (tea.WithFPS). The view only
+// changes on polls, keys and a once-a-second clock, and bubbletea's default of 60 frames a
+// second costs about 2% of a core while idle; 15 keeps typing responsive at under 1%.
+const FPS = 15
+
 const (
 	minInterval = 100 * time.Millisecond
 	maxInterval = 60 * time.Second

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -372,4 +373,117 @@ func BenchmarkPollUpdate(b *testing.B) {
 		m.tasks["t"].inFlight = true
 		m.Update(pollMsg{id: "t", snap: s})
 	}
+}
+
+// TestStatusGoldens renders the detail view of every status, a stuck task and the input form
+// at 80 and 120 columns.
+func TestStatusGoldens(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		var all strings.Builder
+		for _, status := range []string{"working", "input_required", "completed", "failed", "cancelled", "expired"} {
+			now := t0.Add(10 * time.Minute)
+			s := Snapshot{TaskID: "task-" + status, Tool: "build", Server: "http://127.0.0.1:8080/mcp", Status: status,
+				StatusMessage: "message for " + status, CreatedAt: t0, LastUpdatedAt: t0.Add(9 * time.Minute), TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
+			if status == "completed" {
+				s.Result = "built 42 artefacts"
+			}
+			if status == "input_required" {
+				s.Inputs = []InputRequest{{Key: "confirm", Kind: "elicitation/create", Mode: "form", Message: "Deploy to production?"}}
+			}
+			m := New(newScripted(), []string{s.TaskID}, map[string]Snapshot{s.TaskID: s}, Options{Now: func() time.Time { return now }, NoColor: true})
+			m.width, m.height = width, 30
+			fmt.Fprintf(&all, "==== %s\n%s", status, m.render())
+		}
+		// Stuck: nothing changed for 12 intervals.
+		now := t0.Add(time.Minute)
+		s := Snapshot{TaskID: "stuck", Tool: "build", Status: "working", StatusMessage: "compiling", CreatedAt: t0, PollInterval: 5 * time.Second}
+		m := New(newScripted(), []string{"stuck"}, map[string]Snapshot{"stuck": s}, Options{Now: func() time.Time { return t0 }, NoColor: true})
+		m.opts.Now = func() time.Time { return now }
+		m.tasks["stuck"].interval = 5 * time.Second
+		m.width, m.height = width, 30
+		fmt.Fprintf(&all, "==== stuck\n%s", m.render())
+		// The form.
+		f, _ := newInputForm("task-1", InputRequest{Key: "who", Kind: "elicitation/create", Mode: "form", Message: "Who is deploying?",
+			Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"your full name"},"team":{"type":"string","enum":["red","blue"],"default":"red"},"dryRun":{"type":"boolean","default":true},"replicas":{"type":"integer"}},"required":["name","replicas"]}`)},
+			"/work", newStyles(true))
+		fmt.Fprintf(&all, "==== form\n%s", f.view(width))
+		golden(t, fmt.Sprintf("statuses-%d", width), all.String())
+		if !strings.Contains(all.String(), "possibly stuck") {
+			t.Errorf("the stuck task is not marked")
+		}
+	}
+}
+
+// TestPollCadence: 100 polls at a 100 ms interval; no poll comes earlier than the interval
+// asks, and the mean gap is within 10% of it.
+func TestPollCadence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 10 s")
+	}
+	p := &timedPoller{at: make([]time.Time, 0, 101), done: make(chan struct{})}
+	m := New(p, []string{"t"}, nil, Options{DisableClock: true})
+	tm := teatest.NewTestModel(t, m)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("too slow")
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var total time.Duration
+	for i := 1; i < len(p.at); i++ {
+		gap := p.at[i].Sub(p.at[i-1])
+		if gap < 100*time.Millisecond {
+			t.Errorf("poll %d came %s after the previous one, before the 100ms interval", i, gap)
+		}
+		total += gap
+	}
+	mean := total / time.Duration(len(p.at)-1)
+	if mean > 110*time.Millisecond {
+		t.Errorf("mean gap %s, want within 10%% of 100ms", mean)
+	}
+	t.Logf("%d polls, mean gap %s", len(p.at), mean)
+}
+
+// timedPoller records when each poll arrives; the task completes at the 101st.
+type timedPoller struct {
+	mu   sync.Mutex
+	at   []time.Time
+	done chan struct{}
+}
+
+func (p *timedPoller) Poll(context.Context, string) (Snapshot, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.at = append(p.at, time.Now())
+	if len(p.at) == 101 {
+		close(p.done)
+		return Snapshot{TaskID: "t", Status: "completed"}, nil
+	}
+	return Snapshot{TaskID: "t", Status: "working", PollInterval: 100 * time.Millisecond}, nil
+}
+func (p *timedPoller) Cancel(context.Context, string) (Snapshot, error) { return Snapshot{}, nil }
+func (p *timedPoller) Answer(context.Context, string, string, json.RawMessage) error {
+	return nil
+}
+
+// BenchmarkIdleWatch measures the CPU the view costs while it watches one task whose server
+// asks for a 5 s interval: the program runs for the benchmark's time and the metric is the
+// process's CPU time as a share of one core (issue 4: under 1%).
+func BenchmarkIdleWatch(b *testing.B) {
+	p := newScripted()
+	p.script["t"] = []Snapshot{{TaskID: "t", Status: "working", StatusMessage: "waiting", PollInterval: 5 * time.Second}}
+	m := New(p, []string{"t"}, nil, Options{})
+	prog := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals(), tea.WithFPS(FPS))
+	go prog.Run()
+	defer prog.Kill()
+	time.Sleep(200 * time.Millisecond) // let it start; this benchmark measures time passing
+	b.ResetTimer()
+	startCPU, start := cpuTime(), time.Now()
+	for b.Loop() {
+		time.Sleep(250 * time.Millisecond)
+	}
+	wall := time.Since(start)
+	b.ReportMetric(100*float64(cpuTime()-startCPU)/float64(wall), "%cpu")
 }
