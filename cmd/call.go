@@ -30,6 +30,7 @@ type CallOptions struct {
 	Interval time.Duration
 	// Once is --timeout 0: check once and exit (8 when still running).
 	Once bool
+	AnswerFlags
 }
 
 // NewCmdCall returns `mcptask call`. runF replaces runCall in tests.
@@ -81,6 +82,7 @@ EXIT STATUS
 	c.Flags().BoolVar(&opts.Detach, "detach", false, "print only the task id and exit once the task is created")
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.AnswerFlags.AddFlags(c.Flags())
 	return c
 }
 
@@ -95,14 +97,20 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
+	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	if err != nil {
+		return err
+	}
 	if _, _, err := f.serverRef(); err != nil {
 		return err
 	}
 
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	// On a terminal the live view can answer a task's questions (2026-07-28 inputRequests),
-	// so elicitation is declared there; without one nothing could answer.
-	c, ref, err := f.connect(ctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: f.useTUI() && !opts.Detach})
+	// Elicitation is declared only where something can answer (C26-MRTR §Server Requirements):
+	// the live view on a terminal, or --answer.
+	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: f.useTUI() && !opts.Detach}, answers,
+		func(msg string) { f.warnf("%s", msg) })
+	c, ref, err := f.connect(ctx, copts)
 	if err != nil {
 		return err
 	}
@@ -139,7 +147,34 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		}
 		return fmt.Errorf("call %s: %w", opts.Tool, err)
 	}
-	out := &outcome{f: f, c: c, ref: ref}
+	// C26-MRTR: a tools/call answered with input_required is retried with inputResponses
+	// and the echoed requestState, as many rounds as the server asks (bounded).
+	for round := 0; res.Kind == rpc.KindInputRequired && answers != nil && round < 16; round++ {
+		responses := map[string]json.RawMessage{}
+		for _, k := range sortedKeys(res.InputRequests) {
+			ans, ok := answers.lookup(k)
+			if !ok {
+				break
+			}
+			resp, err := response(k, res.InputRequests[k], ans)
+			if err != nil {
+				return err
+			}
+			responses[k] = resp
+		}
+		if len(responses) < len(res.InputRequests) {
+			break
+		}
+		printer.Note("-", "answered "+strings.Join(sortedKeys(responses), ", ")+"; calling "+opts.Tool+" again")
+		res, err = c.CallTool(wctx, rpc.CallParams{
+			Name: opts.Tool, Arguments: args, TTL: opts.TTL,
+			InputResponses: responses, RequestState: res.RequestState,
+		})
+		if err != nil {
+			return fmt.Errorf("call %s: %w", opts.Tool, err)
+		}
+	}
+	out := &outcome{f: f, c: c, ref: ref, answers: answers}
 	switch res.Kind {
 	case rpc.KindComplete:
 		return out.toolResult(res.Tool, nil)
@@ -150,7 +185,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 			_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: c.Era(), Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
 		}
 		keys := sortedKeys(res.InputRequests)
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); mcptask cannot answer input requests yet, nothing was started",
+		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
 			opts.Tool, describeInputs(res.InputRequests, keys))}
 	}
 

@@ -2,13 +2,16 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 )
 
 // outcome turns a finished (or abandoned) task into output and an exit code. The same rules
@@ -21,6 +24,11 @@ type outcome struct {
 	// into one document. Nil means straight to stdout.
 	w    io.Writer
 	emit func(envelope) error
+	// answers pre-answer input requests (--answer, --answers); answered holds the keys
+	// already answered, seeded from the ledger so a resumed wait never answers twice.
+	answers  answerSet
+	answered map[string]bool
+	printer  *progressPrinter
 }
 
 func (o *outcome) stdout() io.Writer {
@@ -48,11 +56,119 @@ func (o *outcome) follow(wctx, ctx context.Context, t *rpc.Task, po pollOptions,
 	po.OnRetry = func(err error, n int, d time.Duration) {
 		printer.Note(t.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", err, d.Round(100*time.Millisecond)))
 	}
-	last, err := waitTask(wctx, o.c, t, po)
-	if err != nil {
-		return o.abandoned(ctx, wctx, last, err, timeout)
+	o.printer = printer
+	if o.answers != nil {
+		po.InputDone = o.inputsAnswered
 	}
-	return o.finish(ctx, last)
+	for {
+		last, err := waitTask(wctx, o.c, t, po)
+		if err != nil {
+			return o.abandoned(ctx, wctx, last, err, timeout)
+		}
+		if last.Status == rpc.StatusInputRequired && o.answers != nil && o.c.Era() == rpc.EraLegacy {
+			// C25-TASKS §Input Required Status: the questions come as elicitation/create while
+			// tasks/result is open; the OnRequest handler answers them from --answer. tasks/result
+			// returns once the task is terminal.
+			if _, _, err := o.c.TaskResult(wctx, last.TaskID); err != nil && !isRPCError(err) {
+				return o.abandoned(ctx, wctx, last, err, timeout)
+			}
+			nt, err := o.c.GetTask(wctx, last.TaskID)
+			if err != nil {
+				return o.abandoned(ctx, wctx, last, err, timeout)
+			}
+			printer.Task(nt)
+			o.saveStatus(ctx, nt)
+			if nt.Status == rpc.StatusInputRequired {
+				return o.finish(ctx, nt)
+			}
+			t = nt
+			continue
+		}
+		if last.Status == rpc.StatusInputRequired && o.answers != nil {
+			n, err := o.answerInputs(wctx, last)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				t = last
+				continue // poll on; the answered keys no longer stop the wait
+			}
+		}
+		return o.finish(ctx, last)
+	}
+}
+
+// inputsAnswered reports whether every outstanding input request of t was answered already:
+// the server repeats requests until it has processed their answers (EXT §Task Update
+// Requests), so the wait goes on.
+func (o *outcome) inputsAnswered(t *rpc.Task) bool {
+	if len(t.InputRequests) == 0 {
+		return false
+	}
+	for k := range t.InputRequests {
+		if !o.answered[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// answerInputs sends, in one tasks/update, the answers given for t's outstanding input
+// requests that were not answered before, and records the keys in the ledger. It returns how
+// many it answered.
+func (o *outcome) answerInputs(ctx context.Context, t *rpc.Task) (int, error) {
+	if o.c.Era() != rpc.EraModern {
+		return 0, nil // 2025-11-25 input arrives as elicitation/create on tasks/result
+	}
+	if o.answered == nil {
+		o.answered = map[string]bool{}
+	}
+	responses := map[string]json.RawMessage{}
+	for _, k := range sortedKeys(t.InputRequests) {
+		if o.answered[k] {
+			continue
+		}
+		ans, ok := o.answers.lookup(k)
+		if !ok {
+			continue
+		}
+		resp, err := response(k, t.InputRequests[k], ans)
+		if err != nil {
+			return 0, err
+		}
+		responses[k] = resp
+	}
+	if len(responses) == 0 {
+		return 0, nil
+	}
+	// EXT §Task Update Requests: inputResponses hold only currently outstanding keys.
+	if err := o.c.UpdateTask(ctx, t.TaskID, responses); err != nil {
+		return 0, fmt.Errorf("answer task %s: %w", t.TaskID, err)
+	}
+	keys := sortedKeys(responses)
+	for _, k := range keys {
+		o.answered[k] = true
+	}
+	o.recordAnswered(t.TaskID, keys)
+	if o.printer != nil {
+		o.printer.Note(t.TaskID, "answered "+strings.Join(keys, ", "))
+	}
+	return len(keys), nil
+}
+
+// recordAnswered adds keys to the record's answered keys.
+func (o *outcome) recordAnswered(id string, keys []string) {
+	st, err := o.f.ledger()
+	if err != nil {
+		return
+	}
+	_ = st.Patch(toServer(o.ref).Key(), id, func(r *state.Record) {
+		for _, k := range keys {
+			if !slices.Contains(r.AnsweredKeys, k) {
+				r.AnsweredKeys = append(r.AnsweredKeys, k)
+			}
+		}
+	})
 }
 
 // abandoned explains why the wait ended before the task did.
@@ -83,8 +199,8 @@ func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
 		if len(t.InputRequests) > 0 {
 			what = describeInputs(t.InputRequests, sortedKeys(t.InputRequests))
 		}
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s needs input (%s); mcptask cannot answer input requests yet; the task keeps waiting: %s",
-			t.TaskID, what, o.followHint(t.TaskID))}
+		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or watch it on a terminal",
+			t.TaskID, what, t.TaskID)}
 	case rpc.StatusCancelled:
 		o.dropRecord(ctx, t.TaskID)
 		if o.f.Global.JSON {
@@ -217,4 +333,11 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// isRPCError reports whether err is a JSON-RPC error from the server (the task's own outcome
+// on tasks/result) rather than a failure to reach it.
+func isRPCError(err error) bool {
+	var rerr *rpc.Error
+	return errors.As(err, &rerr)
 }

@@ -23,6 +23,7 @@ type ResumeOptions struct {
 	Interval time.Duration
 	// Once is --timeout 0: check once and exit (8 when still running).
 	Once bool
+	AnswerFlags
 }
 
 // NewCmdResume returns `mcptask resume`.
@@ -62,6 +63,7 @@ EXIT STATUS
 	}
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.AnswerFlags.AddFlags(c.Flags())
 	return c
 }
 
@@ -127,6 +129,10 @@ func selectResume(f *Factory, file *state.File, ids []string) ([]state.Record, e
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {
 	f := opts.f
+	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	if err != nil {
+		return err
+	}
 	st, err := f.ledger()
 	if err != nil {
 		return err
@@ -160,20 +166,21 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		}
 		g.recs = append(g.recs, r)
 	}
-	return followMany(ctx, f, "resume", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once})
+	return followMany(ctx, f, "resume", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers})
 }
 
 // followOptions tune followMany.
 type followOptions struct {
 	Timeout, Interval time.Duration
 	Once              bool
+	Answers           answerSet
 }
 
 // followMany follows the tasks of every group to their end at once (one connection per
 // group), prints each outcome as it comes, and returns the most severe exit code. resume and
 // watch share it so that one task or a thousand get the same contract.
 func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGroup, opts followOptions) error {
-	if f.useTUI() && !opts.Once && opts.Timeout == 0 {
+	if f.useTUI() && !opts.Once && opts.Timeout == 0 && opts.Answers == nil {
 		return followTUI(ctx, f, kind, groups)
 	}
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
@@ -197,7 +204,7 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, ref, err := g.connect(wctx, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+			c, ref, err := g.connect(wctx, answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer)}, opts.Answers, func(msg string) { printer.Note("-", msg) }))
 			if err != nil {
 				for _, r := range g.recs {
 					code := exitCode(ctx, err)
@@ -302,7 +309,10 @@ func countBad(codes []int) int {
 func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions) (envelope, []byte) {
 	var buf bytes.Buffer
 	var got *envelope
-	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }}
+	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }, answers: opts.Answers, answered: map[string]bool{}}
+	for _, k := range r.AnsweredKeys {
+		o.answered[k] = true // answered before a crash: never again
+	}
 	base := envelope{Type: "status", TaskID: r.TaskID, Tool: r.Tool, Era: c.Era(), Server: ref.String(), Status: rpc.TaskStatus(r.Status)}
 	finish := func(err error) (envelope, []byte) {
 		code := exitCode(ctx, err)

@@ -112,6 +112,9 @@ type pollOptions struct {
 	StopOnInput bool
 	// Once (--timeout 0) returns errStillRunning instead of polling again.
 	Once bool
+	// InputDone, when it returns true for an input_required task, keeps the wait going:
+	// every question was answered and the server has yet to move on.
+	InputDone func(t *rpc.Task) bool
 }
 
 // errStillRunning is --timeout 0 finding the task not finished.
@@ -127,7 +130,7 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 	failures := 0
 	prev := t
 	for {
-		if t.Status.Terminal() || (o.StopOnInput && t.Status == rpc.StatusInputRequired) {
+		if t.Status.Terminal() || (o.StopOnInput && t.Status == rpc.StatusInputRequired && (o.InputDone == nil || !o.InputDone(t))) {
 			return t, nil
 		}
 		if o.Once {

@@ -16,6 +16,7 @@ type WatchOptions struct {
 	Timeout  time.Duration
 	Interval time.Duration
 	Once     bool
+	AnswerFlags
 }
 
 // NewCmdWatch returns `mcptask watch`.
@@ -52,11 +53,16 @@ EXIT STATUS
 	}
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.AnswerFlags.AddFlags(c.Flags())
 	return c
 }
 
 func runWatch(ctx context.Context, opts *WatchOptions) error {
 	f := opts.f
+	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	if err != nil {
+		return err
+	}
 	var groups []*resumeGroup
 	byKey := map[string]*resumeGroup{}
 	var flagGroup *resumeGroup
@@ -96,5 +102,5 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 		}
 		g.recs = append(g.recs, r)
 	}
-	return followMany(ctx, f, "watch", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once})
+	return followMany(ctx, f, "watch", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers})
 }

@@ -1,0 +1,157 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/spf13/cobra"
+)
+
+// UpdateOptions are the inputs of `mcptask update`.
+type UpdateOptions struct {
+	f       *Factory
+	TaskID  string
+	Timeout time.Duration
+	AnswerFlags
+}
+
+// NewCmdUpdate returns `mcptask update`.
+func NewCmdUpdate(f *Factory, runF func(context.Context, *UpdateOptions) error) *cobra.Command {
+	opts := &UpdateOptions{f: f}
+	c := &cobra.Command{
+		Use:   "update <task-id> --answer KEY=JSON...",
+		Short: "Answer the input a task is waiting for",
+		Long: `Answer a task's outstanding input requests without a human at a terminal.
+
+On MCP 2026-07-28 this sends tasks/update with the answers for the keys the task is
+asking about (see 'mcptask get'); a key the task is not asking for is an error. On
+MCP 2025-11-25 questions come as elicitation/create while tasks/result is open: mcptask
+opens it, answers the pending question with --answer elicitation=JSON, and returns once
+the task has moved on.
+
+An answer is the spec's response for the request, {"action":"accept","content":{…}},
+or just the content object. It is checked against the request's requestedSchema before
+anything is sent; a mismatch is a usage error naming the field.
+
+EXIT STATUS
+  0 answered; 2 bad or unneeded answer (nothing sent); 5 the task is not waiting for
+  input; 6 unknown task; 1 other errors.`,
+		Example: `  mcptask update "$id" --answer name='{"name":"Ada"}'
+  mcptask update "$id" --answers answers.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.TaskID = args[0]
+			if len(opts.Answer) == 0 && opts.Answers == "" {
+				return flagErrorf("nothing to answer: give --answer KEY=JSON or --answers FILE")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runUpdate(c.Context(), opts)
+		},
+	}
+	opts.AnswerFlags.AddFlags(c.Flags())
+	c.Flags().DurationVar(&opts.Timeout, "timeout", time.Minute, "2025-11-25: how long to wait for the question to arrive")
+	return c
+}
+
+func runUpdate(ctx context.Context, opts *UpdateOptions) error {
+	f := opts.f
+	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	if err != nil {
+		return err
+	}
+	rec, err := f.findTask(opts.TaskID)
+	if err != nil {
+		return err
+	}
+	var asked sync.WaitGroup
+	asked.Add(1)
+	var once sync.Once
+	copts := answerOptions(rpc.ClientOptions{}, answers, func(msg string) { f.warnf("%s", msg) })
+	if inner := copts.OnRequest; inner != nil {
+		copts.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+			defer once.Do(asked.Done)
+			return inner(ctx, method, params)
+		}
+	}
+	var c *rpc.Client
+	var ref ServerRef
+	if rec != nil {
+		c, ref, err = f.connectRecord(ctx, rec, copts)
+	} else {
+		c, ref, err = f.connect(ctx, copts)
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out := &outcome{f: f, c: c, ref: ref, answers: answers, answered: map[string]bool{}}
+	if rec != nil {
+		for _, k := range rec.AnsweredKeys {
+			out.answered[k] = true
+		}
+	}
+	t, err := c.GetTask(ctx, opts.TaskID)
+	if err != nil {
+		return taskErr(opts.TaskID, err)
+	}
+	if t.Status != rpc.StatusInputRequired {
+		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s is %s, not waiting for input; nothing was sent", opts.TaskID, t.Status)}
+	}
+	if c.Era() == rpc.EraModern {
+		for k := range answers {
+			if _, ok := t.InputRequests[k]; !ok && k != "*" {
+				return flagErrorf("task %s is not asking for %q; it asks for: %s", opts.TaskID, k, strings.Join(sortedKeys(t.InputRequests), ", "))
+			}
+		}
+		n, err := out.answerInputs(ctx, t)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return flagErrorf("every key given was answered before; the task asks for: %s", strings.Join(sortedKeys(t.InputRequests), ", "))
+		}
+		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", n, opts.TaskID)
+		return nil
+	}
+
+	// 2025-11-25: the question arrives on tasks/result (C25-TASKS §Input Required Status).
+	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, _, err := c.TaskResult(rctx, opts.TaskID); done <- err }()
+	answered := make(chan struct{})
+	go func() { asked.Wait(); close(answered) }()
+	select {
+	case <-answered:
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("task %s: tasks/result ended before a question arrived: %w", opts.TaskID, err)
+		}
+		fmt.Fprintf(f.IO.ErrOut, "task %s finished without asking\n", opts.TaskID)
+		return nil
+	case <-rctx.Done():
+		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("no question arrived from task %s within %s", opts.TaskID, opts.Timeout)}
+	}
+	// Wait until the server has taken the answer (the task leaves input_required), then let
+	// tasks/result go: a client MAY drop it at any time (C25-TASKS §Retrieving Task Results).
+	for rctx.Err() == nil {
+		nt, err := c.GetTask(rctx, opts.TaskID)
+		if err != nil || nt.Status != rpc.StatusInputRequired {
+			break
+		}
+		select {
+		case <-rctx.Done():
+		case <-time.After(pollInterval(nt, 0)):
+		}
+	}
+	out.recordAnswered(opts.TaskID, []string{"elicitation"})
+	fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
+	return nil
+}
