@@ -16,6 +16,7 @@ type ResultOptions struct {
 	Interval time.Duration
 	// Once is --timeout 0: check once and exit (8 when still running).
 	Once bool
+	AnswerFlags
 }
 
 // NewCmdResult returns `mcptask result`.
@@ -51,20 +52,31 @@ EXIT STATUS
 	}
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.AnswerFlags.AddFlags(c.Flags())
 	return c
 }
 
 func runResult(ctx context.Context, opts *ResultOptions) error {
 	f := opts.f
+	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	if err != nil {
+		return err
+	}
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{OnNotify: notifyPrinter(printer)})
+	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer)}, answers, func(msg string) { printer.Note(opts.TaskID, msg) })
+	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, copts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
-	out := &outcome{f: f, c: c, ref: ref}
+	out := &outcome{f: f, c: c, ref: ref, answers: answers, answered: map[string]bool{}}
+	if rec != nil {
+		for _, k := range rec.AnsweredKeys {
+			out.answered[k] = true
+		}
+	}
 	t, err := c.GetTask(wctx, opts.TaskID)
 	if err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
