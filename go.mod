@@ -34,4 +34,7 @@ require (
 	golang.org/x/text v0.14.0
 )
 
-require github.com/atotto/clipboard v0.1.4 // indirect
+require (
+	github.com/atotto/clipboard v0.1.4 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)

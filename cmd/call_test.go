@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary stand in for the mcptask binary: with MCPTASK_TEST_MAIN=1 it
@@ -19,7 +20,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MCPTASK_TEST_MAIN") == "1" {
 		os.Exit(Main())
 	}
-	os.Exit(m.Run())
+	// testscript scripts run "mcptask" as this binary too.
+	os.Exit(testscript.RunMain(m, map[string]func() int{"mcptask": Main}))
 }
 
 var eras = []string{"2026-07-28", "2025-11-25"}
