@@ -67,6 +67,9 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
+			if f.Global.JSONL {
+				f.Global.JSON = true
+			}
 			if opts.Timeout < 0 || opts.Interval < 0 || opts.TTL < 0 {
 				return flagErrorf("--timeout, --interval and --ttl must not be negative")
 			}
@@ -83,6 +86,7 @@ EXIT STATUS
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	opts.AnswerFlags.AddFlags(c.Flags())
+	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream one JSON event per line on stdout (created, status, input_required, result, error)")
 	return c
 }
 
@@ -106,6 +110,9 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
+	if f.Global.JSONL {
+		printer.events = f.IO.Out
+	}
 	// Elicitation is declared only where something can answer (C26-MRTR §Server Requirements):
 	// the live view on a terminal, or --answer.
 	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: f.useTUI() && !opts.Detach}, answers,
@@ -209,6 +216,9 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if f.useTUI() && !opts.Once && opts.Timeout == 0 {
 		rec := newRecord(c, ref, opts.Tool, t, f.Now())
 		return runTUI(ctx, f, "call", []*tuiEntry{{rec: rec, out: out, task: t}})
+	}
+	if f.Global.JSONL {
+		_ = writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Tool: opts.Tool, Task: t.Raw})
 	}
 	printer.Note(t.TaskID, fmt.Sprintf("task created for tool %s (MCP %s)", opts.Tool, c.Era()))
 	printer.Task(t)

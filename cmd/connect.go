@@ -26,6 +26,9 @@ type GlobalOptions struct {
 	StatePath string
 	// Keep keeps finished tasks in the ledger as history (--keep).
 	Keep bool
+	// JSONL (--jsonl on call, watch, resume) streams one JSON event per line on stdout; it
+	// implies JSON for everything else.
+	JSONL bool
 	// ServerSet records that --server or --stdio was given on the command line (not only
 	// through $MCPTASK_SERVER): it then wins over the ledger's record of a task.
 	ServerSet bool

@@ -52,6 +52,9 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
+			if f.Global.JSONL {
+				f.Global.JSON = true
+			}
 			if opts.Timeout < 0 || opts.Interval < 0 {
 				return flagErrorf("--timeout and --interval must not be negative")
 			}
@@ -64,6 +67,7 @@ EXIT STATUS
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	opts.AnswerFlags.AddFlags(c.Flags())
+	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream one JSON event per line on stdout (created, status, input_required, result, error)")
 	return c
 }
 
@@ -186,6 +190,9 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
+	if f.Global.JSONL {
+		printer.events = f.IO.Out
+	}
 	var (
 		mu      sync.Mutex
 		results []envelope
@@ -195,6 +202,12 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, e)
+		if f.Global.JSONL {
+			if e.Type == "status" {
+				e.Type = "result"
+			}
+			_ = writeJSON(f.IO.Out, e) // each outcome as it comes
+		}
 		if !f.Global.JSON && len(text) > 0 {
 			fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(e.TaskID), termsafe.Line(e.Tool), e.Status)
 			_, _ = f.IO.Out.Write(text)
@@ -233,7 +246,7 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		codes = append(codes, *e.Code)
 	}
 	code := worstCode(codes)
-	if f.Global.JSON {
+	if f.Global.JSON && !f.Global.JSONL {
 		slices.SortFunc(results, func(a, b envelope) int { return cmpString(a.TaskID, b.TaskID) })
 		if err := writeJSON(f.IO.Out, envelope{Type: kind, Tasks: results}); err != nil {
 			return err

@@ -194,6 +194,11 @@ func reportError(f *Factory, code int, err error) {
 	}
 	if f.Global.JSON {
 		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": err.Error()}
+		defer func() {
+			if f.Global.JSONL {
+				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
+			}
+		}()
 		var rerr *rpc.Error
 		if errors.As(err, &rerr) {
 			obj["rpcCode"] = rerr.Code

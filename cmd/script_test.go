@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
+	"strings"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,6 +33,25 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// jsonlines TYPE...: every line of stdout is a JSON object with a "type", and the
+			// types seen, in order and without repeats in a row, are exactly TYPE... (when given).
+			"jsonlines": func(ts *testscript.TestScript, neg bool, args []string) {
+				var seen []string
+				for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile("stdout")), "\n") {
+					var ev struct {
+						Type string `json:"type"`
+					}
+					if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Type == "" {
+						ts.Fatalf("stdout line is not a JSON event: %q", line)
+					}
+					if len(seen) == 0 || seen[len(seen)-1] != ev.Type {
+						seen = append(seen, ev.Type)
+					}
+				}
+				if got, want := strings.Join(seen, " "), strings.Join(args, " "); len(args) > 0 && got != want {
+					ts.Fatalf("event types %q, want %q", got, want)
+				}
+			},
 			// exits CODE command args...: run the command and require exactly that exit code
 			// (stdout and stderr are kept for the next assertions).
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -55,6 +55,8 @@ func backoff(n int) time.Duration {
 type progressPrinter struct {
 	mu       sync.Mutex
 	w        io.Writer
+	// events, when set (--jsonl), also receives one JSON event per change.
+	events   io.Writer
 	now      func() time.Time
 	last     map[string]string
 	lastLine time.Time
@@ -73,6 +75,16 @@ func (p *progressPrinter) Task(t *rpc.Task) {
 		return
 	}
 	p.last[t.TaskID] = key
+	if p.events != nil {
+		ev := map[string]any{"type": "status", "time": p.now().UTC().Format(time.RFC3339Nano), "taskId": t.TaskID, "status": t.Status}
+		if t.StatusMessage != "" {
+			ev["statusMessage"] = t.StatusMessage
+		}
+		_ = writeJSON(p.events, ev)
+		if t.Status == rpc.StatusInputRequired && len(t.InputRequests) > 0 {
+			_ = writeJSON(p.events, map[string]any{"type": "input_required", "taskId": t.TaskID, "inputRequests": t.InputRequests})
+		}
+	}
 	line := fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(t.TaskID), t.Status)
 	if t.StatusMessage != "" {
 		line += " " + termsafe.Line(t.StatusMessage)

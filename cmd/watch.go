@@ -42,6 +42,9 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
+			if f.Global.JSONL {
+				f.Global.JSON = true
+			}
 			if opts.Timeout < 0 || opts.Interval < 0 {
 				return flagErrorf("--timeout and --interval must not be negative")
 			}
@@ -54,6 +57,7 @@ EXIT STATUS
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	opts.AnswerFlags.AddFlags(c.Flags())
+	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream one JSON event per line on stdout (created, status, input_required, result, error)")
 	return c
 }
 
