@@ -42,7 +42,8 @@ EXIT STATUS
   See 'mcptask help exit-codes'.`,
 		Example: `  mcptask cancel "$id"
   mcptask cancel "$a" "$b" --wait --timeout 2m --json`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
 			if opts.Timeout < 0 || opts.Interval < 0 {

@@ -26,6 +26,10 @@ type GlobalOptions struct {
 	StatePath string
 	// Keep keeps finished tasks in the ledger as history (--keep).
 	Keep bool
+	// Config is an extra config file of named servers (--config, $MCPTASK_CONFIG).
+	Config string
+	// StdioEnv holds KEY=VALUE pairs for a stdio server named in a config file.
+	StdioEnv []string
 	// JSONL (--jsonl on call, watch, resume) streams one JSON event per line on stdout; it
 	// implies JSON for everything else.
 	JSONL bool
@@ -50,6 +54,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
 	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
 	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
+	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
 }
 
@@ -61,6 +66,8 @@ type ServerRef struct {
 	Dir         string   `json:"dir,omitempty"`
 	HeaderNames []string `json:"headerNames,omitempty"`
 	BearerEnv   string   `json:"bearerEnv,omitempty"`
+	// EnvNames are the names (never the values) of variables given to a stdio server.
+	EnvNames []string `json:"envNames,omitempty"`
 }
 
 // String is the short form shown to users.
@@ -100,6 +107,10 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 		}
 		ref.Argv = argv
 		ref.Dir, _ = os.Getwd()
+		for _, kv := range g.StdioEnv {
+			name, _, _ := strings.Cut(kv, "=")
+			ref.EnvNames = append(ref.EnvNames, name)
+		}
 	}
 	switch g.Protocol {
 	case "auto", rpc.VersionModern, rpc.VersionLegacy:
@@ -167,7 +178,7 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 		}
 		t = ht
 	} else {
-		st, err := rpc.NewStdioTransport(ctx, rpc.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Trace: trace})
+		st, err := rpc.NewStdioTransport(ctx, rpc.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), Trace: trace})
 		if err != nil {
 			return nil, ref, fmt.Errorf("start %s: %w", ref.Argv[0], err)
 		}
@@ -236,4 +247,20 @@ func splitCommand(s string) ([]string, error) {
 		args = append(args, cur.String())
 	}
 	return args, nil
+}
+
+// stdioEnv is the environment given to a stdio server: the config file's values when it was
+// named there, else the named variables read again from mcptask's own environment (a resumed
+// record keeps only their names).
+func (f *Factory) stdioEnv(ref ServerRef) []string {
+	if len(f.Global.StdioEnv) > 0 {
+		return f.Global.StdioEnv
+	}
+	var env []string
+	for _, name := range ref.EnvNames {
+		if v := f.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }

@@ -27,7 +27,8 @@ EXIT STATUS
   task (expired or never existed); 7 auth. See 'mcptask help exit-codes'.`,
 		Example: `  mcptask get 786512e2-9e0d-44bd-8f29-789f320fe840 --server http://127.0.0.1:8080/mcp
   mcptask get "$id" --json | jq -r .status`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskID = args[0]
 			if runF != nil {

@@ -35,12 +35,13 @@ func toServer(ref ServerRef) state.Server {
 		Dir:         ref.Dir,
 		HeaderNames: ref.HeaderNames,
 		BearerEnv:   ref.BearerEnv,
+		EnvNames:    ref.EnvNames,
 	}
 }
 
 // fromServer turns a record's server back into a ServerRef.
 func fromServer(s state.Server) ServerRef {
-	return ServerRef{URL: s.URL, Argv: s.Command, Dir: s.Dir, HeaderNames: s.HeaderNames, BearerEnv: s.BearerEnv}
+	return ServerRef{URL: s.URL, Argv: s.Command, Dir: s.Dir, HeaderNames: s.HeaderNames, BearerEnv: s.BearerEnv, EnvNames: s.EnvNames}
 }
 
 // newRecord builds the record of a task just created through c.

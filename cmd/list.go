@@ -181,8 +181,9 @@ func NewCmdForget(f *Factory) *cobra.Command {
 		Long: `Remove tasks from the ledger. The tasks keep running on their servers: use
 'mcptask cancel' to stop one. A task id recorded for several servers is removed for
 all of them unless --server or --stdio names one.`,
-		Example: `  mcptask forget 786512e2-9e0d-44bd-8f29-789f320fe840`,
-		Args:    cobra.MinimumNArgs(1),
+		Example:           `  mcptask forget 786512e2-9e0d-44bd-8f29-789f320fe840`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			st, err := f.ledger()
 			if err != nil {

@@ -37,7 +37,8 @@ EXIT STATUS
   7 auth; 124 --timeout; 130 interrupted. See 'mcptask help exit-codes'.`,
 		Example: `  mcptask result "$id" --server http://127.0.0.1:8080/mcp --timeout 10m
   mcptask result "$id" --json | jq '.result.content[0].text'`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskID = args[0]
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0

@@ -49,6 +49,7 @@ EXIT STATUS
 		Example: `  mcptask resume
   mcptask resume 786512e2-9e0d-44bd-8f29-789f320fe840 --timeout 10m
   mcptask resume --json > outcomes.json`,
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0

@@ -87,7 +87,11 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		fs := c.Flags()
 		f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
-		return nil
+		// Precedence: flag > MCPTASK_* environment > config file.
+		if err := f.applyEnv(fs); err != nil {
+			return err
+		}
+		return f.applyNamedServer()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &FlagError{Err: err}
@@ -105,6 +109,8 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdUpdate(f, nil),
 		NewCmdForget(f),
 		NewCmdPrune(f),
+		NewCmdServers(f),
+		NewCmdDocs(f, func() *cobra.Command { return NewCmdRoot(f) }),
 		NewCmdDemo(f),
 	)
 	// `mcptask help exit-codes` (and `mcptask exit-codes`) prints the table.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"path/filepath"
 	"testing"
 	"time"
 

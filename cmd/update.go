@@ -43,7 +43,8 @@ EXIT STATUS
   input; 6 unknown task; 1 other errors.`,
 		Example: `  mcptask update "$id" --answer name='{"name":"Ada"}'
   mcptask update "$id" --answers answers.json`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskID = args[0]
 			if len(opts.Answer) == 0 && opts.Answers == "" {

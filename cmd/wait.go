@@ -53,8 +53,8 @@ func backoff(n int) time.Duration {
 // task id, status, message. No colour, no cursor movement: it is what CI logs see.
 // It is safe for concurrent use (resume follows many tasks at once).
 type progressPrinter struct {
-	mu       sync.Mutex
-	w        io.Writer
+	mu sync.Mutex
+	w  io.Writer
 	// events, when set (--jsonl), also receives one JSON event per change.
 	events   io.Writer
 	now      func() time.Time

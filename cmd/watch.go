@@ -38,7 +38,8 @@ EXIT STATUS
   'mcptask resume --help' for the order and 'mcptask help exit-codes').`,
 		Example: `  mcptask watch 786512e2-9e0d-44bd-8f29-789f320fe840
   mcptask watch "$a" "$b" --timeout 30m --json`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
