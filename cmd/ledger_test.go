@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -336,4 +339,165 @@ func TestCancelWaitAndMany(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCrashAtManyMomentsThenRestartAndResume kills `mcptask call` (a real child process) at
+// different moments: before anything came back, right after the task was created, and
+// mid-poll; then restarts the demo server from its --store file and runs `mcptask resume`.
+// Every task in the ledger is driven to its end, in both eras; the ledger always parses; the
+// 2025-11-25 tasks are polled in the session that created them, with no new handshake.
+func TestCrashAtManyMomentsThenRestartAndResume(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "demo-store.json")
+	path := testLedger(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	url := "http://" + addr + "/mcp"
+	start := func(ln net.Listener, h func(http.Handler) http.Handler) (*demo.Server, *http.Server) {
+		srv, err := demo.New(demo.Options{Store: store, StepDelay: 30 * time.Millisecond, PollInterval: 60 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := &http.Server{Handler: h(srv.Handler())}
+		go hs.Serve(ln)
+		return srv, hs
+	}
+	srvA, hsA := start(ln, func(h http.Handler) http.Handler { return h })
+
+	killed := 0
+	for _, era := range eras {
+		for moment := range 4 { // 0: at once; 1: after "task created"; 2, 3: mid-poll
+			cmd := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=40", "--server", url, "--protocol", era)
+			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path)
+			stderr, _ := cmd.StderrPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(stderr)
+			for range moment {
+				if _, err := br.ReadString('\n'); err != nil {
+					break
+				}
+			}
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			go io.Copy(io.Discard, br)
+			_ = cmd.Wait()
+			killed++
+			if _, err := state.Open(path).Load(); err != nil {
+				t.Fatalf("the ledger does not load after kill -9 (%s, moment %d): %v", era, moment, err)
+			}
+		}
+	}
+	recs := ledgerRecords(t, path)
+	if len(recs) < 6 {
+		t.Fatalf("only %d of %d killed calls left a task in the ledger; every kill after creation must", len(recs), killed)
+	}
+	sessions := map[string]bool{}
+	for _, r := range recs {
+		if r.Era == "2025-11-25" {
+			if r.SessionID == "" {
+				t.Fatalf("2025-11-25 record without a session id: %+v", r)
+			}
+			sessions[r.SessionID] = true
+		}
+	}
+
+	// Restart the server from its store, on the same address.
+	hsA.Close()
+	srvA.Close()
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("re-listen on %s: %v", addr, err)
+	}
+	var mu sync.Mutex
+	var seenSessions []string
+	var legacyInits int
+	srvB, hsB := start(ln2, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			mu.Lock()
+			if strings.Contains(string(body), `"method":"initialize"`) {
+				legacyInits++
+			}
+			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+				seenSessions = append(seenSessions, sid)
+			}
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	})
+	defer func() { hsB.Close(); srvB.Close() }()
+
+	r := runCLI(t, t.Context(), nil, "resume", "--json", "--timeout", "60s")
+	if r.Code != ExitOK {
+		t.Fatalf("resume after restart: code %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	doc := decodeJSON(t, r.Stdout)
+	if tasks, _ := doc["tasks"].([]any); len(tasks) != len(recs) {
+		t.Fatalf("resume followed %d tasks, the ledger had %d", len(tasks), len(recs))
+	}
+	if left := ledgerRecords(t, path); len(left) != 0 {
+		t.Errorf("tasks left in the ledger: %+v", left)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if legacyInits != 0 {
+		t.Errorf("resume re-initialized %d times; it must reuse the saved sessions", legacyInits)
+	}
+	for _, sid := range seenSessions {
+		if !sessions[sid] {
+			t.Errorf("a request carried session %q, not one the ledger saved", sid)
+		}
+	}
+	if len(sessions) > 0 && len(seenSessions) == 0 {
+		t.Errorf("no request carried a saved session id")
+	}
+}
+
+func TestHeaderValuesNeverStored(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", url, "--header", "X-Secret: hdr-secret-value", "--trace")
+	if r.Code != ExitOK {
+		t.Fatalf("%d %s", r.Code, r.Stderr)
+	}
+	raw, _ := os.ReadFile(testLedger(t))
+	if strings.Contains(string(raw), "hdr-secret-value") || !strings.Contains(string(raw), "X-Secret") {
+		t.Errorf("the ledger must name the header and never store its value:\n%s", raw)
+	}
+	if strings.Contains(r.Stderr, "hdr-secret-value") {
+		t.Errorf("--trace printed a header value")
+	}
+	id := strings.TrimSpace(r.Stdout)
+	g := runCLI(t, t.Context(), nil, "get", id)
+	if g.Code != ExitUsage || !strings.Contains(g.Stderr, "X-Secret") {
+		t.Errorf("without the header again: %d %s", g.Code, g.Stderr)
+	}
+	g = runCLI(t, t.Context(), nil, "get", id, "--header", "X-Secret: hdr-secret-value")
+	if g.Code != ExitOK {
+		t.Errorf("with the header given again: %d %s", g.Code, g.Stderr)
+	}
+}
+
+func TestListRemote(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	r := runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url, "--protocol", "2025-11-25")
+	id := strings.TrimSpace(r.Stdout)
+	l := runCLI(t, t.Context(), nil, "list", "--remote", "--server", url, "--protocol", "2025-11-25")
+	if l.Code != ExitOK || !strings.Contains(l.Stdout, "ON THE SERVER") {
+		t.Fatalf("list --remote: %d\n%s%s", l.Code, l.Stdout, l.Stderr)
+	}
+	// The demo binds tasks to sessions: the ledger's session is reused, so the server's own
+	// list shows the task, marked as in the ledger.
+	remote := l.Stdout[strings.Index(l.Stdout, "ON THE SERVER"):]
+	if !strings.Contains(remote, id) || !strings.Contains(remote, "yes") {
+		t.Errorf("the server's list lacks the task:\n%s", l.Stdout)
+	}
+	m := runCLI(t, t.Context(), nil, "list", "--remote", "--server", url, "--protocol", "2026-07-28")
+	if m.Code == ExitOK || !strings.Contains(m.Stderr, "no tasks/list") {
+		t.Errorf("2026-07-28 has no tasks/list: %d %s", m.Code, m.Stderr)
+	}
+	runCLI(t, t.Context(), nil, "cancel", id)
 }

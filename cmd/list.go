@@ -79,7 +79,22 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	var remoteRaw json.RawMessage
 	var remoteRef ServerRef
 	if opts.Remote {
-		c, ref, err := f.connect(ctx, rpc.ClientOptions{})
+		ref, hdr, err := f.serverRef()
+		if err != nil {
+			return err
+		}
+		// Servers that bind tasks to sessions list only the session's own tasks, so the
+		// session of a ledger task on this server is reused when there is one.
+		var c *rpc.Client
+		for _, r := range file.Tasks {
+			if f.Global.Protocol != rpc.VersionModern && r.Era == string(rpc.EraLegacy) && r.SessionID != "" && r.Server.Key() == toServer(ref).Key() && r.Unfinished(now) && ref.URL != "" {
+				c, ref, err = f.connectAssumed(ctx, ref, hdr, rpc.EraLegacy, r.SessionID, rpc.ClientOptions{})
+				break
+			}
+		}
+		if c == nil && err == nil {
+			c, ref, err = f.connect(ctx, rpc.ClientOptions{})
+		}
 		if err != nil {
 			return err
 		}

@@ -369,8 +369,9 @@ func (s *Store) readRaw() (*rawLedger, error) {
 		return nil, fmt.Errorf("read the task ledger: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		// An empty file holds no task: treat it as an empty ledger.
-		return &rawLedger{}, nil
+		// mcptask never writes an empty file (writes are atomic), so one is damage: keep it
+		// aside like any other, and say so.
+		return nil, s.corrupt(errors.New("the file is empty"))
 	}
 	l, version, err := parseLedger(data)
 	if err != nil {

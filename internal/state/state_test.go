@@ -23,11 +23,18 @@ func TestMain(m *testing.M) {
 	case "put":
 		n, _ := strconv.Atoi(os.Getenv("STATE_TEST_N"))
 		st := Open(os.Getenv("STATE_TEST_PATH"))
+		update := os.Getenv("STATE_TEST_UPDATE") == "1"
 		for i := range n {
 			r := rec(fmt.Sprintf("%s-%d", os.Getenv("STATE_TEST_PREFIX"), i), "http://a/mcp")
 			if err := st.Put(r); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
+			}
+			if update {
+				if err := st.Patch(r.Server.Key(), r.TaskID, func(r *Record) { r.Status, r.StatusMessage = "completed", "updated by its writer" }); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
 			}
 			fmt.Println(i) // progress, so the parent can kill at a known point
 		}
@@ -173,6 +180,29 @@ func TestCorruptFileIsKeptAside(t *testing.T) {
 	}
 }
 
+// TestDamagedFiles: truncated and empty files are kept aside with a clear error, like garbage.
+func TestDamagedFiles(t *testing.T) {
+	good, _ := json.Marshal(File{Version: 1, Tasks: []Record{rec("a", "u")}})
+	for name, data := range map[string][]byte{
+		"truncated": good[:len(good)/2],
+		"empty":     {},
+		"no version": []byte(`{"tasks": []}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tasks.json")
+			os.WriteFile(path, data, 0o600)
+			_, err := Open(path).Load()
+			var ce *CorruptError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Load: %v, want *CorruptError", err)
+			}
+			if b, _ := os.ReadFile(ce.Aside); string(b) != string(data) {
+				t.Errorf("kept-aside bytes differ")
+			}
+		})
+	}
+}
+
 func TestNewerVersionIsLeftAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.json")
 	data := []byte(`{"version": 99, "tasks": []}`)
@@ -213,13 +243,17 @@ func child(path, prefix string, n int) *exec.Cmd {
 	return cmd
 }
 
-// TestConcurrentProcesses is parallel CI jobs sharing one ledger: no update may be lost.
+// TestConcurrentProcesses is parallel CI jobs sharing one ledger: 16 processes each add and
+// update 100 records at once; no update may be lost or damaged.
 func TestConcurrentProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3,200 locked writes")
+	}
 	path := filepath.Join(t.TempDir(), "tasks.json")
 	var cmds []*exec.Cmd
-	for p := range 8 {
-		c := child(path, fmt.Sprintf("p%d", p), 50)
-		c.Stdout = nil
+	for p := range 16 {
+		c := child(path, fmt.Sprintf("p%d", p), 100)
+		c.Env = append(c.Env, "STATE_TEST_UPDATE=1")
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -231,8 +265,13 @@ func TestConcurrentProcesses(t *testing.T) {
 		}
 	}
 	f, err := Open(path).Load()
-	if err != nil || len(f.Tasks) != 400 {
-		t.Fatalf("want 400 records from 8 processes, got %d (%v)", len(f.Tasks), err)
+	if err != nil || len(f.Tasks) != 1600 {
+		t.Fatalf("want 1,600 records from 16 processes, got %d (%v)", len(f.Tasks), err)
+	}
+	for _, r := range f.Tasks {
+		if r.Status != "completed" || r.StatusMessage != "updated by its writer" {
+			t.Fatalf("an update was lost: %+v", r)
+		}
 	}
 }
 
