@@ -25,12 +25,35 @@ import (
 type AnswerFlags struct {
 	Answer  []string
 	Answers string
+	// OnInput is what to do with a question no answer was given for: fail (exit 5 with the
+	// questions as JSON on stdout), decline, or prompt (the live view; needs a terminal).
+	OnInput string
 }
 
-// AddFlags registers --answer and --answers.
+// AddFlags registers --answer, --answers and --on-input.
 func (a *AnswerFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.Answer, "answer", nil, "answer input request `KEY=JSON` or KEY=@file.json (repeatable); never prompts")
 	fs.StringVar(&a.Answers, "answers", "", "answer input requests from a JSON object `FILE` of key -> response")
+	fs.StringVar(&a.OnInput, "on-input", "", "unanswered questions: `fail|decline|prompt` (default prompt on a terminal, else fail)")
+}
+
+// onInput resolves --on-input against whether the live view can run.
+func (a *AnswerFlags) onInput(tty bool) (string, error) {
+	switch a.OnInput {
+	case "":
+		if tty {
+			return "prompt", nil
+		}
+		return "fail", nil
+	case "fail", "decline":
+		return a.OnInput, nil
+	case "prompt":
+		if !tty {
+			return "", flagErrorf("--on-input prompt needs a terminal (stdout is not one, or --json was given); use --answer, or --on-input fail|decline")
+		}
+		return "prompt", nil
+	}
+	return "", flagErrorf("--on-input %q: want fail, decline or prompt", a.OnInput)
 }
 
 // answerSet maps keys to raw answers as the user gave them.
@@ -39,6 +62,15 @@ type answerSet map[string]json.RawMessage
 // parse reads the flags. Bad JSON or a missing file is a usage error naming the key.
 func (a *AnswerFlags) parse(stdin io.Reader) (answerSet, error) {
 	set := answerSet{}
+	switch a.OnInput {
+	case "", "fail", "decline", "prompt":
+	default:
+		return nil, flagErrorf("--on-input %q: want fail, decline or prompt", a.OnInput)
+	}
+	if a.OnInput == "decline" {
+		// Any question without an answer of its own is declined.
+		set["*"] = json.RawMessage(`{"action":"decline"}`)
+	}
 	if a.Answers != "" {
 		data, err := readArg(a.Answers, stdin)
 		if err != nil {
@@ -114,6 +146,9 @@ func response(key string, req json.RawMessage, answer json.RawMessage) (json.Raw
 }
 
 func responseFor(key, method string, schema, answer json.RawMessage) (json.RawMessage, error) {
+	if method == "roots/list" && strings.Contains(string(answer), `"decline"`) {
+		return json.RawMessage(`{"roots":[]}`), nil // declining roots is sharing none
+	}
 	if method != "" && method != "elicitation/create" {
 		// roots/list and the rest: the answer is the result object as given.
 		return answer, nil

@@ -105,6 +105,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
+	onInput, err := opts.AnswerFlags.onInput(f.useTUI() && !opts.Detach)
+	if err != nil {
+		return err
+	}
+	live := onInput == "prompt" && !opts.Once && opts.Timeout == 0
 	if _, _, err := f.serverRef(); err != nil {
 		return err
 	}
@@ -115,7 +120,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 	// Elicitation is declared only where something can answer (C26-MRTR §Server Requirements):
 	// the live view on a terminal, or --answer.
-	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: f.useTUI() && !opts.Detach}, answers,
+	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: live && !opts.Detach}, answers,
 		func(msg string) { f.warnf("%s", msg) })
 	c, ref, err := f.connect(ctx, copts)
 	if err != nil {
@@ -213,7 +218,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		fmt.Fprintln(f.IO.Out, t.TaskID)
 		return nil
 	}
-	if f.useTUI() && !opts.Once && opts.Timeout == 0 {
+	if live {
 		rec := newRecord(c, ref, opts.Tool, t, f.Now())
 		return runTUI(ctx, f, "call", []*tuiEntry{{rec: rec, out: out, task: t}})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -234,10 +235,21 @@ all of them unless --server or --stdio names one.`,
 			if err != nil {
 				return err
 			}
+			if f.Global.JSON {
+				forgot := []string{}
+				for _, id := range args {
+					if !slices.Contains(missing, id) {
+						forgot = append(forgot, id)
+					}
+				}
+				if err := writeJSON(f.IO.Out, map[string]any{"type": "forget", "forgotten": forgot, "missing": missing}); err != nil {
+					return err
+				}
+			}
 			if len(missing) > 0 {
 				return &ExitError{Code: ExitExpired, Err: fmt.Errorf("not in the ledger (%s): %s", st.Path(), strings.Join(missing, ", "))}
 			}
-			fmt.Fprintf(f.IO.ErrOut, "forgot %d task(s)\n", len(args))
+			fmt.Fprintf(f.IO.ErrOut, "forgot %d task(s)\n", len(args)-len(missing))
 			return nil
 		},
 	}

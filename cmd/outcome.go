@@ -194,6 +194,10 @@ func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
 	case rpc.StatusInputRequired:
 		if o.f.Global.JSON {
 			_ = o.emitJSON(o.env("input_required", t))
+		} else if len(t.InputRequests) > 0 {
+			// --on-input fail: the outstanding questions (keys, kinds, messages, schemas) as
+			// JSON on stdout, so a script can answer them with 'mcptask update'.
+			_ = writeJSON(o.stdout(), map[string]any{"type": "input_required", "taskId": t.TaskID, "inputRequests": t.InputRequests})
 		}
 		what := "the server will ask for it"
 		if len(t.InputRequests) > 0 {

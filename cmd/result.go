@@ -63,6 +63,9 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, err := opts.AnswerFlags.onInput(false); err != nil {
+		return err // result never shows the live view: prompt is refused
+	}
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
 	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer)}, answers, func(msg string) { printer.Note(opts.TaskID, msg) })
 	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, copts)

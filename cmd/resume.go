@@ -138,6 +138,10 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
+	onInput, err := opts.AnswerFlags.onInput(f.useTUI())
+	if err != nil {
+		return err
+	}
 	st, err := f.ledger()
 	if err != nil {
 		return err
@@ -171,7 +175,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		}
 		g.recs = append(g.recs, r)
 	}
-	return followMany(ctx, f, "resume", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers})
+	return followMany(ctx, f, "resume", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
 }
 
 // followOptions tune followMany.
@@ -179,13 +183,15 @@ type followOptions struct {
 	Timeout, Interval time.Duration
 	Once              bool
 	Answers           answerSet
+	// Prompt is --on-input prompt: the live view may ask.
+	Prompt bool
 }
 
 // followMany follows the tasks of every group to their end at once (one connection per
 // group), prints each outcome as it comes, and returns the most severe exit code. resume and
 // watch share it so that one task or a thousand get the same contract.
 func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGroup, opts followOptions) error {
-	if f.useTUI() && !opts.Once && opts.Timeout == 0 && opts.Answers == nil {
+	if f.useTUI() && opts.Prompt && !opts.Once && opts.Timeout == 0 && opts.Answers == nil {
 		return followTUI(ctx, f, kind, groups)
 	}
 	wctx, cancel := withTimeout(ctx, opts.Timeout)

@@ -119,7 +119,17 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		Short: "Show the exit codes mcptask returns",
 		Long:  exitCodesHelp(),
 		Args:  cobra.NoArgs,
-		Run:   func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), exitCodesHelp()) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			if f.Global.JSON {
+				codes := make([]map[string]any, 0, len(exitCodeTable))
+				for _, e := range exitCodeTable {
+					codes = append(codes, map[string]any{"code": e.Code, "name": e.Name, "meaning": e.Desc})
+				}
+				return writeJSON(c.OutOrStdout(), map[string]any{"type": "exit-codes", "codes": codes})
+			}
+			fmt.Fprint(c.OutOrStdout(), exitCodesHelp())
+			return nil
+		},
 	})
 	return root
 }

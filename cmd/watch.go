@@ -68,6 +68,10 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 	if err != nil {
 		return err
 	}
+	onInput, err := opts.AnswerFlags.onInput(f.useTUI())
+	if err != nil {
+		return err
+	}
 	var groups []*resumeGroup
 	byKey := map[string]*resumeGroup{}
 	var flagGroup *resumeGroup
@@ -107,5 +111,5 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 		}
 		g.recs = append(g.recs, r)
 	}
-	return followMany(ctx, f, "watch", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers})
+	return followMany(ctx, f, "watch", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
 }
