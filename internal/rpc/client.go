@@ -738,19 +738,19 @@ func DecodeToolResult(res json.RawMessage) (*ToolResult, error) {
 
 // wireTask accepts both eras' field names.
 type wireTask struct {
-	TaskID         *string                    `json:"taskId"`
-	Status         *string                    `json:"status"`
+	TaskID         string                     `json:"taskId"`
+	Status         string                     `json:"status"`
 	StatusMessage  string                     `json:"statusMessage"`
 	CreatedAt      string                     `json:"createdAt"`
 	LastUpdatedAt  string                     `json:"lastUpdatedAt"`
 	TTL            json.RawMessage            `json:"ttl"`
 	TTLMs          json.RawMessage            `json:"ttlMs"`
-	PollInterval   *float64                   `json:"pollInterval"`
-	PollIntervalMs *float64                   `json:"pollIntervalMs"`
+	PollInterval   float64                    `json:"pollInterval"`
+	PollIntervalMs float64                    `json:"pollIntervalMs"`
 	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
 	Result         json.RawMessage            `json:"result"`
 	Error          *Error                     `json:"error"`
-	ResultType     *string                    `json:"resultType"`
+	ResultType     string                     `json:"resultType"`
 }
 
 // DecodeTask decodes a flat Task object of either era (ttl or ttlMs, pollInterval or
@@ -769,23 +769,26 @@ func decodeTask(raw json.RawMessage) (*Task, *string, error) {
 		return nil, nil, fmt.Errorf("%w: task: %v", ErrMalformed, err)
 	}
 	t, err := w.task(raw)
-	return t, w.ResultType, err
+	if w.ResultType == "" {
+		return t, nil, err
+	}
+	return t, &w.ResultType, err
 }
 
 func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
-	if w.TaskID == nil || *w.TaskID == "" {
+	if w.TaskID == "" {
 		return nil, fmt.Errorf("%w: task has no taskId: %s", ErrMalformed, snippet(raw))
 	}
-	if w.Status == nil || !TaskStatus(*w.Status).Valid() {
-		st := "<missing>"
-		if w.Status != nil {
-			st = *w.Status
+	if !TaskStatus(w.Status).Valid() {
+		st := w.Status
+		if st == "" {
+			st = "<missing>"
 		}
-		return nil, fmt.Errorf("%w: task %s has invalid status %q", ErrMalformed, *w.TaskID, st)
+		return nil, fmt.Errorf("%w: task %s has invalid status %q", ErrMalformed, w.TaskID, st)
 	}
 	t := &Task{
-		TaskID:        *w.TaskID,
-		Status:        TaskStatus(*w.Status),
+		TaskID:        w.TaskID,
+		Status:        TaskStatus(w.Status),
 		StatusMessage: w.StatusMessage,
 		InputRequests: w.InputRequests,
 		Result:        w.Result,
@@ -812,12 +815,12 @@ func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 		t.TTL = &d
 	}
 	pi := w.PollIntervalMs
-	if pi == nil {
+	if pi == 0 {
 		pi = w.PollInterval
 	}
 	// The schema allows any safe integer; values <= 0 are treated as absent (PROTOCOL.md §2.5).
-	if pi != nil && *pi > 0 {
-		t.PollInterval = msDuration(*pi)
+	if pi > 0 {
+		t.PollInterval = msDuration(pi)
 	}
 	return t, nil
 }

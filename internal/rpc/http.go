@@ -292,7 +292,7 @@ func (t *HTTPTransport) matchJSON(ctx context.Context, data []byte, req *Message
 		return nil, fmt.Errorf("%s: %w", req.Method, err)
 	}
 	if m.IsResponse() {
-		if m.IDKey() != req.IDKey() && !isJSONNull(m.ID) {
+		if !sameID(m.ID, req.ID) && !isJSONNull(m.ID) {
 			return nil, fmt.Errorf("%w: response id %s does not match request id %s", ErrMalformed, snippet(m.ID), snippet(req.ID))
 		}
 		return m, nil
@@ -318,7 +318,7 @@ func (t *HTTPTransport) statusError(resp *http.Response, hadSession bool, req *M
 	// A body with id null (a server that rejected the request before reading its id) counts
 	// too: it is how a legacy server answers the server/discover probe.
 	if m, err := DecodeMessage(data); err == nil && m.IsResponse() && m.Error != nil &&
-		(m.IDKey() == req.IDKey() || isJSONNull(m.ID) || len(m.ID) == 0) {
+		(sameID(m.ID, req.ID) || isJSONNull(m.ID) || len(m.ID) == 0) {
 		m.Error.HTTPStatus = resp.StatusCode
 		return &statusMessage{m}
 	}
@@ -413,7 +413,7 @@ func (t *HTTPTransport) consume(ctx context.Context, sr *sseReader, req *Message
 		}
 		switch {
 		case m.IsResponse():
-			if m.IDKey() == req.IDKey() {
+			if sameID(m.ID, req.ID) {
 				return m, nil
 			}
 			// A response to some other request: not ours to handle; ignore it.
@@ -531,19 +531,33 @@ func mediaType(ct string) string {
 
 // readCapped reads all of r, failing with ErrTooLarge past max bytes.
 func readCapped(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading response: %v", ErrTransport, err)
+	data := make([]byte, 0, 1024)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > max {
+			return nil, fmt.Errorf("%w: response body larger than %d bytes", ErrTooLarge, max)
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading response: %v", ErrTransport, err)
+		}
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: response body larger than %d bytes", ErrTooLarge, max)
-	}
-	return data, nil
 }
 
 // drain reads a little of what is left so the connection can be reused, then closes.
 func drain(rc io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, rc, 64<<10)
+	var buf [512]byte
+	for range 128 { // at most 64 KiB
+		if _, err := rc.Read(buf[:]); err != nil {
+			break
+		}
+	}
 	_ = rc.Close()
 }
 

@@ -49,6 +49,9 @@ func idKey(id json.RawMessage) string {
 	if len(id) == 0 {
 		return ""
 	}
+	if plainInt(id) {
+		return "n:" + string(id) // the ids mcptask sends: no decoding needed
+	}
 	if id[0] == '"' {
 		var s string
 		if json.Unmarshal(id, &s) == nil {
@@ -189,4 +192,26 @@ func (e *HTTPError) Unwrap() error {
 		return ErrAuth
 	}
 	return ErrTransport
+}
+
+// plainInt reports whether b is a canonical JSON integer (no sign, exponent or leading zero).
+func plainInt(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// sameID reports whether two ids are the same JSON-RPC id.
+func sameID(a, b json.RawMessage) bool {
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if bytes.Equal(a, b) {
+		return true
+	}
+	return idKey(a) == idKey(b)
 }

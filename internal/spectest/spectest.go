@@ -33,25 +33,44 @@ type Validator struct {
 	urlFor map[string]string
 }
 
-// SpecDir finds shared/spec: beside the repository root (../shared/spec from the project
-// root), searched upwards from the working directory.
+// SpecDir finds the schema files: $MCPTASK_SPEC_DIR when set; else shared/spec beside the
+// repository root (../shared/spec from the project root), searched upwards from the working
+// directory; else testdata/spec in the repository, where .ci/run downloads the pinned,
+// checksummed files on a machine that has no shared/spec.
 func SpecDir() (string, error) {
+	if d := os.Getenv("MCPTASK_SPEC_DIR"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, fileLegacy)); err != nil {
+			return "", fmt.Errorf("$MCPTASK_SPEC_DIR=%s lacks %s", d, fileLegacy)
+		}
+		return d, nil
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
+	repo := ""
 	for {
 		for _, cand := range []string{filepath.Join(dir, "shared", "spec"), filepath.Join(dir, "..", "shared", "spec")} {
 			if _, err := os.Stat(filepath.Join(cand, fileLegacy)); err == nil {
 				return filepath.Clean(cand), nil
 			}
 		}
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && repo == "" {
+			repo = dir
+		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("shared/spec with %s not found above the working directory", fileLegacy)
+			break
 		}
 		dir = parent
 	}
+	if repo != "" {
+		cand := filepath.Join(repo, "testdata", "spec")
+		if _, err := os.Stat(filepath.Join(cand, fileLegacy)); err == nil {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("the MCP schemas (%s) are neither in shared/spec above the working directory nor in testdata/spec: run .ci/run, or set MCPTASK_SPEC_DIR", fileLegacy)
 }
 
 // Load returns a Validator, or skips the test (failing it under CI=true) when the schemas are

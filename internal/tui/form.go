@@ -11,15 +11,19 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
-// field is one property of an elicitation's requestedSchema. The 2025-11-25 and 2026-07-28
-// elicitation schemas are flat objects of primitives: string (optionally enum), number,
-// integer, boolean.
+// field is one property of an elicitation's requestedSchema. Elicitation schemas are flat
+// objects of primitives (C25/C26 schema PrimitiveSchemaDefinition): string (optionally with
+// an enum or oneOf), number, integer, boolean, and the multi-select array of enum strings.
 type field struct {
 	name, title, desc, typ string
-	enum                   []string
+	enum                   []string // allowed values (single select, or each item of a multi-select)
+	multi                  bool     // type "array": comma-separated values
 	required               bool
+	min, max               *float64 // number bounds
+	minLen, maxLen         *int     // string length bounds
 	input                  textinput.Model
 }
 
@@ -40,7 +44,7 @@ type inputForm struct {
 	st      styles
 }
 
-func newInputForm(id string, req InputRequest, workDir string, st styles) (*inputForm, tea.Cmd) {
+func newInputForm(id string, req InputRequest, workDir string, st styles, width int) (*inputForm, tea.Cmd) {
 	f := &inputForm{id: id, req: req, workDir: workDir, st: st}
 	if req.Kind == "elicitation/create" && req.Mode != "url" {
 		f.fields = parseSchema(req.Schema)
@@ -50,42 +54,70 @@ func newInputForm(id string, req InputRequest, workDir string, st styles) (*inpu
 			}
 		}
 	}
+	f.resize(width)
 	if len(f.fields) > 0 {
 		return f, f.fields[0].input.Focus()
 	}
 	return f, nil
 }
 
-// parseSchema reads requestedSchema into form fields, in a stable order: required first,
-// then by name.
+// schemaProp is the part of a PrimitiveSchemaDefinition the form uses.
+type schemaProp struct {
+	Type        string   `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Enum        []string `json:"enum"`
+	OneOf       []struct {
+		Const string `json:"const"`
+	} `json:"oneOf"`
+	Items struct {
+		Enum  []string `json:"enum"`
+		AnyOf []struct {
+			Const string `json:"const"`
+		} `json:"anyOf"`
+	} `json:"items"`
+	Minimum   *float64 `json:"minimum"`
+	Maximum   *float64 `json:"maximum"`
+	MinLength *int     `json:"minLength"`
+	MaxLength *int     `json:"maxLength"`
+	Default   any      `json:"default"`
+}
+
+// parseSchema reads requestedSchema into form fields in the order the server wrote the
+// properties, which is the order it means them to be asked in.
 func parseSchema(raw json.RawMessage) []field {
 	var s struct {
-		Properties map[string]struct {
-			Type        string   `json:"type"`
-			Title       string   `json:"title"`
-			Description string   `json:"description"`
-			Enum        []string `json:"enum"`
-			OneOf       []struct {
-				Const string `json:"const"`
-			} `json:"oneOf"`
-			Default any `json:"default"`
-		} `json:"properties"`
-		Required []string `json:"required"`
+		Properties map[string]schemaProp `json:"properties"`
+		Required   []string              `json:"required"`
 	}
 	if json.Unmarshal(raw, &s) != nil {
 		return nil
 	}
 	var out []field
-	for name, p := range s.Properties {
-		fl := field{name: name, title: p.Title, desc: p.Description, typ: p.Type, enum: p.Enum, required: slices.Contains(s.Required, name)}
+	for _, name := range propertyOrder(raw, s.Properties) {
+		p := s.Properties[name]
+		fl := field{
+			name: name, title: p.Title, desc: p.Description, typ: p.Type, enum: p.Enum,
+			required: slices.Contains(s.Required, name), min: p.Minimum, max: p.Maximum,
+			minLen: p.MinLength, maxLen: p.MaxLength,
+		}
 		for _, o := range p.OneOf {
 			fl.enum = append(fl.enum, o.Const)
+		}
+		if p.Type == "array" {
+			fl.multi = true
+			fl.enum = append(fl.enum, p.Items.Enum...)
+			for _, o := range p.Items.AnyOf {
+				fl.enum = append(fl.enum, o.Const)
+			}
 		}
 		ti := textinput.New()
 		ti.Prompt = ""
 		ti.CharLimit = 4096
 		ti.SetWidth(40)
 		switch {
+		case fl.multi:
+			ti.Placeholder = "any of: " + strings.Join(fl.enum, ", ")
 		case len(fl.enum) > 0:
 			ti.Placeholder = strings.Join(fl.enum, " | ")
 		case fl.typ == "boolean":
@@ -93,32 +125,64 @@ func parseSchema(raw json.RawMessage) []field {
 		default:
 			ti.Placeholder = fl.typ
 		}
-		if p.Default != nil {
-			switch d := p.Default.(type) {
-			case string:
-				ti.SetValue(d)
-			case bool:
-				ti.SetValue(map[bool]string{true: "yes", false: "no"}[d])
-			case float64:
-				ti.SetValue(strconv.FormatFloat(d, 'f', -1, 64))
+		switch d := p.Default.(type) {
+		case string:
+			ti.SetValue(d)
+		case bool:
+			ti.SetValue(map[bool]string{true: "yes", false: "no"}[d])
+		case float64:
+			ti.SetValue(strconv.FormatFloat(d, 'f', -1, 64))
+		case []any:
+			var parts []string
+			for _, v := range d {
+				if s, ok := v.(string); ok {
+					parts = append(parts, s)
+				}
 			}
+			ti.SetValue(strings.Join(parts, ", "))
 		}
 		fl.input = ti
 		out = append(out, fl)
 	}
-	slices.SortFunc(out, func(a, b field) int {
-		if a.required != b.required {
-			if a.required {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
 	return out
 }
 
-// value converts a field's text to its JSON value, or says what is wrong.
+// propertyOrder lists the keys of the schema's "properties" object in document order (a Go
+// map forgets it). Keys it cannot place come last, sorted, so the form is always stable.
+func propertyOrder(raw json.RawMessage, props map[string]schemaProp) []string {
+	var order []string
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) == nil {
+		dec := json.NewDecoder(strings.NewReader(string(top["properties"])))
+		if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+			for dec.More() {
+				tok, err := dec.Token()
+				if err != nil {
+					break
+				}
+				name, _ := tok.(string)
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					break
+				}
+				if _, ok := props[name]; ok && !slices.Contains(order, name) {
+					order = append(order, name)
+				}
+			}
+		}
+	}
+	var rest []string
+	for name := range props {
+		if !slices.Contains(order, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(order, rest...)
+}
+
+// value converts a field's text to its JSON value, or says what is wrong, so that the
+// server is never sent a form its own schema rejects.
 func (fl field) value() (any, bool, error) {
 	v := strings.TrimSpace(fl.input.Value())
 	if v == "" {
@@ -127,22 +191,47 @@ func (fl field) value() (any, bool, error) {
 		}
 		return nil, false, nil
 	}
+	if fl.multi {
+		var picked []string
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			if len(fl.enum) > 0 && !slices.Contains(fl.enum, part) {
+				return nil, false, fmt.Errorf("%s: %q is not one of: %s", fl.label(), part, strings.Join(fl.enum, ", "))
+			}
+			picked = append(picked, part)
+		}
+		return picked, true, nil
+	}
 	if len(fl.enum) > 0 && !slices.Contains(fl.enum, v) {
 		return nil, false, fmt.Errorf("%s must be one of: %s", fl.label(), strings.Join(fl.enum, ", "))
 	}
 	switch fl.typ {
-	case "number":
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s must be a number", fl.label())
+	case "number", "integer":
+		var n float64
+		var out any
+		if fl.typ == "integer" {
+			i, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
+			}
+			n, out = float64(i), i
+		} else {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, false, fmt.Errorf("%s must be a number", fl.label())
+			}
+			n, out = f, f
 		}
-		return n, true, nil
-	case "integer":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
+		if fl.min != nil && n < *fl.min {
+			return nil, false, fmt.Errorf("%s must be at least %s", fl.label(), strconv.FormatFloat(*fl.min, 'f', -1, 64))
 		}
-		return n, true, nil
+		if fl.max != nil && n > *fl.max {
+			return nil, false, fmt.Errorf("%s must be at most %s", fl.label(), strconv.FormatFloat(*fl.max, 'f', -1, 64))
+		}
+		return out, true, nil
 	case "boolean":
 		switch strings.ToLower(v) {
 		case "y", "yes", "true":
@@ -151,6 +240,11 @@ func (fl field) value() (any, bool, error) {
 			return false, true, nil
 		}
 		return nil, false, fmt.Errorf("%s must be yes or no", fl.label())
+	}
+	if n := len([]rune(v)); fl.minLen != nil && n < *fl.minLen {
+		return nil, false, fmt.Errorf("%s must be at least %d characters", fl.label(), *fl.minLen)
+	} else if fl.maxLen != nil && n > *fl.maxLen {
+		return nil, false, fmt.Errorf("%s must be at most %d characters", fl.label(), *fl.maxLen)
 	}
 	return v, true, nil
 }
@@ -238,6 +332,13 @@ func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
 	return f, cmd, nil
 }
 
+// resize fits the inputs to a terminal of width columns, leaving room for the labels.
+func (f *inputForm) resize(width int) {
+	for i := range f.fields {
+		f.fields[i].input.SetWidth(min(max(width-lipgloss.Width(f.fields[i].label())-8, 8), 60))
+	}
+}
+
 func (f *inputForm) move(d int) {
 	if len(f.fields) == 0 {
 		return
@@ -282,7 +383,8 @@ func (f *inputForm) view(width int) string {
 	case f.req.Kind == "roots/list":
 		b.WriteString(fmt.Sprintf("The server asks for your workspace roots. Share %s? (y/n)\n", clip(safe(f.workDir), width-30)))
 	case f.req.Kind == "sampling/createMessage":
-		b.WriteString("The server asks mcptask to sample an LLM. mcptask does not sample; press enter to decline.\n")
+		b.WriteString("The server asks mcptask to run an LLM sampling request. mcptask declares no sampling\n" +
+			"capability and never samples, so this request will be declined. Press enter to decline.\n")
 	case f.req.Kind != "elicitation/create" && f.req.Kind != "":
 		b.WriteString(fmt.Sprintf("mcptask cannot answer %s; press enter to decline.\n", safe(f.req.Kind)))
 	case f.req.Mode == "url":

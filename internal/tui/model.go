@@ -83,6 +83,12 @@ type Options struct {
 	StuckAfter int
 	// DisableClock stops the one-second re-render tick (tests that count messages).
 	DisableClock bool
+	// Server names the server in the header when every task shares it, so that the rows
+	// need not repeat it.
+	Server string
+	// Answered lists, per task id, the input keys answered before this view started (the
+	// ledger remembers them), so that a resumed watch never offers or sends them again.
+	Answered map[string][]string
 }
 
 // FPS is the frame rate programs running the view should use (tea.WithFPS). The view only
@@ -116,7 +122,7 @@ type task struct {
 	lastErr  string
 	nextPoll time.Time
 	interval time.Duration
-	source   string // "server", "default", "--interval", "backoff"
+	source   string // why interval has its value: "server's", "default", "your --interval", or the backoff
 	answered map[string]bool
 	note     string // last action result shown to the user
 }
@@ -189,6 +195,9 @@ func New(p Poller, ids []string, initial map[string]Snapshot, opts Options) Mode
 	now := opts.Now()
 	for _, id := range ids {
 		t := &task{id: id, answered: map[string]bool{}, changed: now}
+		for _, k := range opts.Answered[id] {
+			t.answered[k] = true
+		}
 		if s, ok := initial[id]; ok {
 			m.apply(t, s, now)
 		}
@@ -245,23 +254,32 @@ func clock() tea.Cmd {
 	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
 }
 
-// intervalFor picks the delay before t's next poll: the server's suggestion clamped to
-// [100 ms, 60 s], never faster than --interval, backed off after failures.
+// intervalFor picks the delay before t's next poll and records why: the server's suggestion
+// clamped to [100 ms, 60 s] (or the default when it gave none), never faster than --interval,
+// and after failed polls an exponential backoff from that delay, capped at 60 s.
 func (m Model) intervalFor(t *task) time.Duration {
 	d, src := m.opts.DefaultInterval, "default"
 	if t.snap.PollInterval > 0 {
-		d, src = t.snap.PollInterval, "server"
+		// C25-TASKS §Task Polling: "Requestors SHOULD respect the pollInterval provided in
+		// responses when determining polling frequency."
+		d, src = t.snap.PollInterval, "server's"
 	}
 	d = min(max(d, minInterval), maxInterval)
 	if m.opts.MinInterval > d {
-		d, src = m.opts.MinInterval, "--interval"
+		d, src = m.opts.MinInterval, "your --interval"
 	}
 	if t.failures > 0 {
-		b := time.Second << min(t.failures-1, 10)
-		b = min(b, maxBackoff)
+		// Doubling from at least a second: a server that is down gets fewer requests the
+		// longer it stays down. Up to a fifth is taken off at random so that many tasks
+		// failing together (one server restarting) do not all retry in the same instant.
+		b := min(max(d, time.Second)<<min(t.failures, 6), maxBackoff)
 		b -= time.Duration(rand.Int64N(int64(b)/5 + 1))
 		if b > d {
-			d, src = b, "backoff"
+			d = b
+			src = fmt.Sprintf("backed off after %d failed poll", t.failures)
+			if t.failures > 1 {
+				src += "s"
+			}
 		}
 	}
 	t.source = src
@@ -286,6 +304,9 @@ func (m Model) pollCmd(id string) tea.Cmd {
 }
 
 // apply records a new snapshot, extending the history on every status or message change.
+// A change is dated by the server's lastUpdatedAt when that is plausible (not ahead of our
+// clock, not before the previous entry), because the poll that saw it may come a whole
+// interval later; otherwise by our clock.
 func (m Model) apply(t *task, s Snapshot, now time.Time) {
 	prev := t.snap
 	if s.Tool == "" {
@@ -294,11 +315,16 @@ func (m Model) apply(t *task, s Snapshot, now time.Time) {
 	if s.Server == "" {
 		s.Server = prev.Server
 	}
+	at := now
+	if lu := s.LastUpdatedAt; !lu.IsZero() && !lu.After(now) &&
+		(len(t.history) == 0 || !lu.Before(t.history[len(t.history)-1].At)) {
+		at = lu
+	}
 	if !t.have || s.Status != prev.Status || s.StatusMessage != prev.StatusMessage {
-		t.history = append(t.history, histEntry{At: now, Status: s.Status, Message: s.StatusMessage})
-		t.changed = now
+		t.history = append(t.history, histEntry{At: at, Status: s.Status, Message: s.StatusMessage})
+		t.changed = at
 	} else if !s.LastUpdatedAt.Equal(prev.LastUpdatedAt) {
-		t.changed = now
+		t.changed = at
 	}
 	t.snap = s
 	t.have = true
@@ -319,6 +345,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
+		if m.form != nil {
+			m.form.resize(msg.Width)
+		}
 		return m, nil
 	case clockMsg:
 		if m.done {
@@ -365,6 +394,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		t.note = "answered " + msg.key
+		if t.have && t.snap.Terminal() {
+			return m, m.quitIfDone()
+		}
 		if !t.inFlight {
 			return m, m.arm(t, 0) // see the effect at once
 		}
@@ -397,6 +429,12 @@ func (m Model) onPoll(msg pollMsg) (tea.Model, tea.Cmd) {
 	if t.snap.Terminal() {
 		t.gen++ // disarm
 		t.nextPoll = time.Time{}
+		if m.form != nil && m.form.id == t.id {
+			// Nothing can be answered any more; keeping the form would also keep the
+			// program from quitting.
+			m.form = nil
+			t.note = "the task ended before the input was sent"
+		}
 		return m, m.quitIfDone()
 	}
 	return m, m.arm(t, m.intervalFor(t))
@@ -420,6 +458,10 @@ func (m Model) selected() *task {
 }
 
 func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if msg.String() == "ctrl+c" {
+		// ctrl+c detaches from every screen, the form included, where q is just a letter.
+		return m.detach()
+	}
 	if m.form != nil {
 		f, cmd, done := m.form.key(msg)
 		m.form = f
@@ -457,9 +499,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
-		m.detached = !m.allDone()
-		m.done = true
-		return m, tea.Quit
+		return m.detach()
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, m.keys.Up):
@@ -483,13 +523,20 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, m.keys.Answer):
 		if t := m.selected(); t != nil {
 			if in, ok := m.pending(t); ok {
-				f, cmd := newInputForm(t.id, in, m.opts.WorkDir, m.st)
+				f, cmd := newInputForm(t.id, in, m.opts.WorkDir, m.st, m.width)
 				m.form = f
 				return m, cmd
 			}
 		}
 	}
 	return m, nil
+}
+
+// detach ends the view and leaves the tasks running: the caller prints the resume command.
+func (m Model) detach() (tea.Model, tea.Cmd) {
+	m.detached = !m.allDone()
+	m.done = true
+	return m, tea.Quit
 }
 
 // pending returns the first input request of t not answered yet (keys are deduplicated
@@ -501,6 +548,17 @@ func (m Model) pending(t *task) (InputRequest, bool) {
 		}
 	}
 	return InputRequest{}, false
+}
+
+// pendingAll lists every input request of t not answered yet.
+func (m Model) pendingAll(t *task) []InputRequest {
+	var out []InputRequest
+	for _, in := range t.snap.Inputs {
+		if !t.answered[in.Key] {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // keyMap holds the key bindings, shown by `?`.

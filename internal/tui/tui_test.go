@@ -1,489 +1,493 @@
 package tui
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
-// updating reports -update, the flag teatest's golden package already defines.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// scripted is the command layer's stand-in in these tests: it answers polls from a script
-// and counts every call, so a test can assert exactly what the view asked for.
-type scripted struct {
-	mu      sync.Mutex
-	script  map[string][]Snapshot // successive answers; the last one repeats
-	fail    map[string]int        // fail this many polls first
-	polls   map[string]int
-	cancels map[string]int
-	answers []string // "id/key:response"
-	changed chan struct{}
-}
-
-func newScripted() *scripted {
-	return &scripted{script: map[string][]Snapshot{}, fail: map[string]int{}, polls: map[string]int{}, cancels: map[string]int{}, changed: make(chan struct{}, 1000)}
-}
-
-func (s *scripted) Poll(_ context.Context, id string) (Snapshot, error) {
-	s.mu.Lock()
-	defer func() { s.mu.Unlock(); s.changed <- struct{}{} }()
-	s.polls[id]++
-	if s.fail[id] > 0 {
-		s.fail[id]--
-		return Snapshot{}, errors.New("connection refused")
-	}
-	list := s.script[id]
-	if len(list) == 0 {
-		return Snapshot{}, errors.New("no script")
-	}
-	snap := list[0]
-	if len(list) > 1 {
-		s.script[id] = list[1:]
-	}
-	return snap, nil
-}
-
-func (s *scripted) Cancel(_ context.Context, id string) (Snapshot, error) {
-	s.mu.Lock()
-	defer func() { s.mu.Unlock(); s.changed <- struct{}{} }()
-	s.cancels[id]++
-	s.script[id] = []Snapshot{{TaskID: id, Status: "cancelled", PollInterval: time.Millisecond}}
-	return Snapshot{TaskID: id, Status: "cancelled"}, nil
-}
-
-func (s *scripted) Answer(_ context.Context, id, key string, resp json.RawMessage) error {
-	s.mu.Lock()
-	defer func() { s.mu.Unlock(); s.changed <- struct{}{} }()
-	s.answers = append(s.answers, id+"/"+key+":"+string(resp))
-	return nil
-}
-
-func (s *scripted) count(f func() int) int { s.mu.Lock(); defer s.mu.Unlock(); return f() }
-
-// waitUntil waits for cond, re-checking whenever the poller was called, with a deadline.
-func (s *scripted) waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for !cond() {
-		select {
-		case <-s.changed:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
-var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if updating() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
-func ttl(d time.Duration) *time.Duration { return &d }
-
-// TestDetailGolden drives one task through three polls on a fixed clock and compares the frame.
+// TestDetailGolden drives one task through three polls on a fixed clock and compares the
+// frame: badge, message, elapsed, last update, countdown with the interval and its source,
+// TTL left and the history with the time spent in each status.
 func TestDetailGolden(t *testing.T) {
 	now := t0
-	m := New(newScripted(), []string{"task-1"}, nil, Options{Now: func() time.Time { return now }, NoColor: true})
-	m.width, m.height = 80, 30
+	m := New(newScripted(), []string{"task-1"}, nil, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 30})
 	base := Snapshot{TaskID: "task-1", Tool: "sleep", Server: "http://127.0.0.1:8080/mcp", CreatedAt: t0, TTL: ttl(time.Hour), PollInterval: 2 * time.Second}
 	step := func(d time.Duration, status, msg string) {
 		now = now.Add(d)
 		s := base
-		s.Status, s.StatusMessage, s.LastUpdatedAt = status, msg, now
-		mm, _ := m.Update(pollMsg{id: "task-1", snap: s})
-		m = mm.(Model)
+		s.Status, s.StatusMessage, s.LastUpdatedAt = status, msg, now.Add(-300*time.Millisecond)
+		m, _ = update(m, pollMsg{id: "task-1", snap: s})
 	}
 	step(0, "working", "step 1/3")
 	step(2*time.Second, "working", "step 2/3")
+	step(2*time.Second, "working", "step 2/3") // no change: no history entry
 	step(2*time.Second, "input_required", "waiting for a name")
 	now = now.Add(1500 * time.Millisecond)
-	golden(t, "detail", m.render())
+	golden(t, "detail", m.View().Content)
+	if h := m.tasks["task-1"].history; len(h) != 3 {
+		t.Errorf("history has %d entries, want 3 (one per change, none for a repeat)", len(h))
+	}
 }
 
-func TestTableGolden(t *testing.T) {
-	now := t0.Add(90 * time.Second)
-	ids := []string{"a1", "b2", "c3", "d4"}
+// TestStatusGoldens renders the detail view of every status, a stuck task, a task whose TTL
+// is nearly spent and the input form at 80 and 120 columns.
+func TestStatusGoldens(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		var all strings.Builder
+		frame := func(name string, m Model) {
+			m, _ = update(m, tea.WindowSizeMsg{Width: width, Height: 30})
+			content := m.View().Content
+			for i, line := range strings.Split(ansi.Strip(content), "\n") {
+				if w := ansi.StringWidth(line); w > width {
+					t.Errorf("%s at %d columns: line %d is %d wide: %q", name, width, i, w, line)
+				}
+			}
+			fmt.Fprintf(&all, "==== %s\n%s", name, content)
+		}
+		now := t0.Add(10 * time.Minute)
+		clock := func() time.Time { return now }
+		for _, status := range []string{"working", "input_required", "completed", "failed", "cancelled", "expired"} {
+			s := Snapshot{TaskID: "task-" + status, Tool: "build", Server: "http://127.0.0.1:8080/mcp", Status: status,
+				StatusMessage: "message for " + status, CreatedAt: t0, LastUpdatedAt: t0.Add(9 * time.Minute), TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
+			switch status {
+			case "completed":
+				s.Result = "built 42 artefacts"
+			case "failed":
+				s.Result = "exit status 2: missing dependency"
+			case "input_required":
+				s.Inputs = []InputRequest{
+					{Key: "confirm", Kind: "elicitation/create", Mode: "form", Message: "Deploy to production?"},
+					{Key: "login", Kind: "elicitation/create", Mode: "url", Message: "Sign in to continue"},
+				}
+			}
+			m := New(newScripted(), []string{s.TaskID}, map[string]Snapshot{s.TaskID: s}, Options{Now: clock, NoColor: true, DisableClock: true})
+			m.Init() // arms the first tick, so the countdown shows
+			frame(status, m)
+		}
+
+		// Stuck: nothing changed for 12 intervals of 5 s.
+		stuck := Snapshot{TaskID: "stuck", Tool: "build", Status: "working", StatusMessage: "compiling", CreatedAt: t0, LastUpdatedAt: t0.Add(9 * time.Minute), PollInterval: 5 * time.Second}
+		m := New(newScripted(), []string{"stuck"}, map[string]Snapshot{"stuck": stuck}, Options{Now: clock, NoColor: true, DisableClock: true})
+		m.Init()
+		frame("stuck", m)
+
+		// TTL nearly spent: 30 s of an hour left.
+		late := Snapshot{TaskID: "late", Tool: "build", Status: "working", StatusMessage: "almost", CreatedAt: now.Add(-time.Hour + 30*time.Second), LastUpdatedAt: now, TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
+		m = New(newScripted(), []string{"late"}, map[string]Snapshot{"late": late}, Options{Now: clock, NoColor: true, DisableClock: true, Server: "stdio: ./server"})
+		m.Init()
+		frame("ttl", m)
+
+		// Backing off after failed polls.
+		m = New(newScripted(), []string{"late"}, map[string]Snapshot{"late": late}, Options{Now: clock, NoColor: true, DisableClock: true})
+		m, _ = update(m, pollMsg{id: "late", err: errors.New("dial tcp 127.0.0.1:8080: connection refused")})
+		m, _ = update(m, pollMsg{id: "late", err: errors.New("dial tcp 127.0.0.1:8080: connection refused")})
+		m.tasks["late"].nextPoll = now.Add(3 * time.Second) // the jitter is random; pin it
+		m.tasks["late"].interval = 4 * time.Second
+		frame("backoff", m)
+
+		// The form, in the schema's property order, after a submit with a required field empty.
+		f, _ := newInputForm("task-1", InputRequest{Key: "who", Kind: "elicitation/create", Mode: "form", Message: "Who is deploying?",
+			Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"your full name"},"team":{"type":"string","enum":["red","blue"],"default":"red"},"dryRun":{"type":"boolean","default":true},"replicas":{"type":"integer","minimum":1},"regions":{"type":"array","items":{"type":"string","enum":["eu","us"]}}},"required":["name","replicas"]}`)},
+			"/work", newStyles(true), width)
+		f, _, _ = f.key(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}) // submit with nothing typed
+		fmt.Fprintf(&all, "==== form\n%s", f.view(width))
+		golden(t, fmt.Sprintf("statuses-%d", width), all.String())
+
+		for _, want := range []string{"possibly stuck", "TTL nearly spent", "backed off after 2 failed polls", "Name is required", "next poll   in 5s (every 5s, server's)"} {
+			if !strings.Contains(all.String(), want) {
+				t.Errorf("%d columns: the frames do not say %q", width, want)
+			}
+		}
+	}
+}
+
+func tableModel(opts Options) Model {
+	ids := []string{"a1", "b2", "c3", "d4", "e5"}
 	initial := map[string]Snapshot{
-		"a1": {TaskID: "a1", Tool: "sleep", Server: "http://one/mcp", Status: "working", StatusMessage: "step 2/5", CreatedAt: t0, PollInterval: time.Second},
-		"b2": {TaskID: "b2", Tool: "ask", Server: "http://one/mcp", Status: "input_required", StatusMessage: "what is your name?", CreatedAt: t0},
+		"a1": {TaskID: "a1", Tool: "sleep", Server: "http://one/mcp", Status: "working", StatusMessage: "step 2/5", CreatedAt: t0, LastUpdatedAt: t0.Add(80 * time.Second), PollInterval: time.Second},
+		"b2": {TaskID: "b2", Tool: "ask", Server: "http://one/mcp", Status: "input_required", StatusMessage: "what is your name?", CreatedAt: t0, LastUpdatedAt: t0.Add(80 * time.Second)},
 		"c3": {TaskID: "c3", Tool: "build", Server: "stdio: ./server", Status: "completed", CreatedAt: t0},
 		"d4": {TaskID: "d4", Tool: "deploy", Server: "http://two/mcp", Status: "working", StatusMessage: "rolling out", CreatedAt: t0.Add(-59 * time.Minute), TTL: ttl(time.Hour)},
+		"e5": {TaskID: "e5", Tool: "index", Server: "http://two/mcp", Status: "failed", StatusMessage: "disk full", CreatedAt: t0},
 	}
-	m := New(newScripted(), ids, initial, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
-	m.width, m.height = 100, 24
-	golden(t, "table", m.render())
-	// Narrow terminals drop columns instead of wrapping.
-	m.width = 50
-	for _, line := range strings.Split(m.render(), "\n") {
-		if w := len([]rune(line)); w > 50 {
-			t.Errorf("line wider than the terminal (%d): %q", w, line)
+	now := t0.Add(90 * time.Second)
+	opts.Now = func() time.Time { return now }
+	opts.NoColor, opts.DisableClock = true, true
+	m := New(newScripted(), ids, initial, opts)
+	m.Init()
+	return m
+}
+
+// TestTableGolden: the many-task table at 80 and 120 columns, and narrow terminals that drop
+// columns instead of wrapping.
+func TestTableGolden(t *testing.T) {
+	m := tableModel(Options{})
+	for _, width := range []int{120, 80, 50, 30} {
+		m, _ = update(m, tea.WindowSizeMsg{Width: width, Height: 24})
+		content := m.View().Content
+		for _, line := range strings.Split(ansi.Strip(content), "\n") {
+			if w := ansi.StringWidth(line); w > width {
+				t.Errorf("%d columns: a line is %d wide: %q", width, w, line)
+			}
 		}
+		golden(t, fmt.Sprintf("table-%d", width), content)
 	}
-	golden(t, "table-narrow", m.render())
+	if c := m.View().Content; !strings.Contains(c, "2 working, 1 needs input, 1 done, 1 failed") {
+		t.Errorf("summary line missing:\n%s", c)
+	}
+	// One shared server is named once, above the table.
+	m = tableModel(Options{Server: "http://one/mcp"})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 120, Height: 24})
+	golden(t, "table-server", m.View().Content)
 }
 
-// TestRunsToCompletion: the program polls at the server's interval and quits by itself when the
-// task is done, having polled exactly as often as the script needed.
-func TestRunsToCompletion(t *testing.T) {
-	p := newScripted()
-	p.script["t"] = []Snapshot{
-		{TaskID: "t", Status: "working", StatusMessage: "one", PollInterval: time.Millisecond},
-		{TaskID: "t", Status: "working", StatusMessage: "two", PollInterval: time.Millisecond},
-		{TaskID: "t", Status: "completed", Result: "done!"},
+// TestTableNavigation: arrows move, enter opens the task under the cursor, esc goes back.
+func TestTableNavigation(t *testing.T) {
+	m := tableModel(Options{})
+	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
+	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
+	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyUp})
+	if m.cursor != 1 {
+		t.Fatalf("cursor %d after down, down, up; want 1", m.cursor)
 	}
-	m := New(p, []string{"t"}, nil, Options{NoColor: true, DisableClock: true})
-	tm := teatest.NewTestModel(t, m)
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
-	if got := p.count(func() int { return p.polls["t"] }); got != 3 {
-		t.Errorf("polled %d times, want 3", got)
+	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEnter})
+	if c := m.View().Content; !m.detail || !strings.Contains(c, "ask · task b2") {
+		t.Errorf("enter must open b2's detail:\n%s", c)
 	}
-	if final.Detached() || final.Outcomes()["t"].Status != "completed" {
-		t.Errorf("outcome %+v detached %v", final.Outcomes()["t"], final.Detached())
+	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEscape})
+	if c := m.View().Content; m.detail || !strings.Contains(c, "STATUS") {
+		t.Errorf("esc must go back to the table:\n%s", c)
 	}
-	if h := final.tasks["t"].history; len(h) != 3 {
-		t.Errorf("history %v, want three changes", h)
+	for range 10 {
+		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-}
-
-// TestStaleTickNeverDoublesPolling: a tick from an older generation, or one that arrives while
-// a poll is in flight, starts nothing.
-func TestStaleTickNeverDoublesPolling(t *testing.T) {
-	m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working"}}, Options{DisableClock: true})
-	m.Init() // arms generation 1
-	tk := m.tasks["t"]
-	if tk.gen != 1 {
-		t.Fatalf("gen %d", tk.gen)
-	}
-	if _, cmd := m.Update(tickMsg{id: "t", gen: 0}); cmd != nil {
-		t.Errorf("a stale tick started a poll")
-	}
-	_, cmd := m.Update(tickMsg{id: "t", gen: 1})
-	if cmd == nil || !tk.inFlight {
-		t.Fatalf("the current tick must start a poll")
-	}
-	if _, cmd := m.Update(tickMsg{id: "t", gen: 1}); cmd != nil {
-		t.Errorf("a second tick while a poll is in flight started another")
-	}
-	// After the answer, only the newly armed generation counts.
-	m.Update(pollMsg{id: "t", snap: Snapshot{TaskID: "t", Status: "working"}})
-	if _, cmd := m.Update(tickMsg{id: "t", gen: 1}); cmd != nil {
-		t.Errorf("the previous generation's tick started a poll")
+	if m.cursor != 4 {
+		t.Errorf("cursor %d ran past the last row", m.cursor)
 	}
 }
 
-// TestErrorsBackOff: failing polls are shown, back off, and do not end the view.
-func TestErrorsBackOff(t *testing.T) {
-	p := newScripted()
-	p.fail["t"] = 2
-	m := New(p, []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working", PollInterval: 200 * time.Millisecond}}, Options{DisableClock: true, NoColor: true})
-	tk := m.tasks["t"]
-	m.Update(pollMsg{id: "t", err: errors.New("connection refused")})
-	if tk.source != "backoff" || tk.interval < 800*time.Millisecond {
-		t.Errorf("after a failure: interval %s from %s, want a backoff of about 1s", tk.interval, tk.source)
-	}
-	if !strings.Contains(m.render(), "poll failed 1 time(s): connection refused") {
-		t.Errorf("the failure is not shown:\n%s", m.render())
-	}
-	m.Update(pollMsg{id: "t", err: errors.New("connection refused")})
-	if tk.interval < 1600*time.Millisecond {
-		t.Errorf("second failure: interval %s, want it doubled", tk.interval)
-	}
-	m.Update(pollMsg{id: "t", snap: Snapshot{TaskID: "t", Status: "working", PollInterval: 200 * time.Millisecond}})
-	if tk.failures != 0 || tk.interval != 200*time.Millisecond || tk.source != "server" {
-		t.Errorf("after recovery: failures %d interval %s source %s", tk.failures, tk.interval, tk.source)
-	}
-}
-
-func TestUserIntervalOnlySlows(t *testing.T) {
-	m := New(newScripted(), []string{"t"}, nil, Options{MinInterval: 5 * time.Second})
-	tk := m.tasks["t"]
-	tk.snap.PollInterval = time.Second
-	if d := m.intervalFor(tk); d != 5*time.Second {
-		t.Errorf("--interval 5s with a 1s suggestion: %s", d)
-	}
-	tk.snap.PollInterval = 10 * time.Second
-	if d := m.intervalFor(tk); d != 10*time.Second {
-		t.Errorf("--interval 5s with a 10s suggestion: %s (it may only slow polling)", d)
-	}
-}
-
-func TestCancelNeedsConfirmation(t *testing.T) {
-	p := newScripted()
-	p.script["t"] = []Snapshot{{TaskID: "t", Status: "working", PollInterval: 50 * time.Millisecond}}
-	m := New(p, []string{"t"}, nil, Options{NoColor: true, DisableClock: true})
-	tm := teatest.NewTestModel(t, m)
-	p.waitUntil(t, "the first poll", func() bool { return p.count(func() int { return p.polls["t"] }) >= 1 })
-	tm.Type("cn")
-	tm.Type("cy")
-	p.waitUntil(t, "the cancel", func() bool { return p.count(func() int { return p.cancels["t"] }) >= 1 })
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
-	if n := p.count(func() int { return p.cancels["t"] }); n != 1 {
-		t.Errorf("cancel called %d times; 'n' must not cancel and 'y' once must cancel once", n)
-	}
-	if final.Outcomes()["t"].Status != "cancelled" {
-		t.Errorf("status %q", final.Outcomes()["t"].Status)
-	}
-}
-
-func TestDetach(t *testing.T) {
-	p := newScripted()
-	p.script["t"] = []Snapshot{{TaskID: "t", Status: "working", PollInterval: time.Hour}}
-	m := New(p, []string{"t"}, nil, Options{DisableClock: true})
-	tm := teatest.NewTestModel(t, m)
-	p.waitUntil(t, "the first poll", func() bool { return p.count(func() int { return p.polls["t"] }) >= 1 })
-	tm.Type("q")
-	if final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model); !final.Detached() {
-		t.Errorf("q must detach while the task runs")
-	}
-}
-
-// TestAnswerForm: a required field is checked before anything is sent, the answer goes once,
-// and a key that later polls still list is never offered again.
-func TestAnswerForm(t *testing.T) {
-	p := newScripted()
-	ask := Snapshot{TaskID: "t", Status: "input_required", PollInterval: 20 * time.Millisecond, Inputs: []InputRequest{{
-		Key: "name", Kind: "elicitation/create", Mode: "form", Message: "Who are you?",
-		Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name"},"age":{"type":"integer"}},"required":["name"]}`),
-	}}}
-	p.script["t"] = []Snapshot{ask}
-	m := New(p, []string{"t"}, nil, Options{NoColor: true, DisableClock: true})
-	tm := teatest.NewTestModel(t, m)
-	p.waitUntil(t, "the first poll", func() bool { return p.count(func() int { return p.polls["t"] }) >= 1 })
-	tm.Type("i")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // name -> age
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // submit with name empty
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "Name is required") },
-		teatest.WithDuration(5*time.Second))
-	if n := p.count(func() int { return len(p.answers) }); n != 0 {
-		t.Fatalf("an invalid form was sent")
-	}
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab}) // back to name
-	tm.Type("Ada")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
-	tm.Type("x")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "must be a whole number") },
-		teatest.WithDuration(5*time.Second))
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyBackspace})
-	tm.Type("36")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	p.waitUntil(t, "the answer", func() bool { return p.count(func() int { return len(p.answers) }) == 1 })
-	// Later polls still list the key: 'i' must not offer it again.
-	polls := p.count(func() int { return p.polls["t"] })
-	p.waitUntil(t, "more polls", func() bool { return p.count(func() int { return p.polls["t"] }) >= polls+2 })
-	tm.Type("i")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.answers) != 1 || p.answers[0] != `t/name:{"action":"accept","content":{"age":36,"name":"Ada"}}` {
-		t.Errorf("answers %q", p.answers)
-	}
-}
-
-func TestURLAndRoots(t *testing.T) {
-	st := newStyles(true)
-	f, _ := newInputForm("t", InputRequest{Key: "k", Kind: "elicitation/create", Mode: "url", URL: "https://example.com/\x1b[2Jauth"}, "/work", st)
-	if v := f.view(80); strings.Contains(v, "\x1b") || !strings.Contains(v, "https://example.com/") {
-		t.Errorf("url view: %q", v)
-	}
-	_, _, a := f.key(tea.KeyPressMsg{Code: 'd', Text: "d"})
-	if a == nil || string(a.response) != `{"action":"decline"}` {
-		t.Errorf("decline: %+v", a)
-	}
-	f, _ = newInputForm("t", InputRequest{Key: "r", Kind: "roots/list"}, "/work/proj", st)
-	_, _, a = f.key(tea.KeyPressMsg{Code: 'n', Text: "n"})
-	if a == nil || string(a.response) != `{"roots":[]}` {
-		t.Errorf("roots refused: %+v", a)
-	}
-	_, _, a = f.key(tea.KeyPressMsg{Code: 'y', Text: "y"})
-	if a == nil || !strings.Contains(string(a.response), `"uri":"file:///work/proj"`) {
-		t.Errorf("roots allowed: %+v", a)
-	}
-}
-
-// TestEscapesNeverReachTheScreen: server strings with terminal escapes are drawn inert.
-func TestEscapesNeverReachTheScreen(t *testing.T) {
-	evil := "\x1b[2J\x1b]0;pwned\x07red\x1b[31m"
-	m := New(newScripted(), []string{"t", "u"}, map[string]Snapshot{
-		"t": {TaskID: "t", Tool: evil, Server: evil, Status: "working", StatusMessage: evil, CreatedAt: t0},
-		"u": {TaskID: "u\x1b[5m", Status: "failed", Result: evil},
-	}, Options{Now: func() time.Time { return t0 }, NoColor: true})
-	for _, frame := range []string{m.render(), func() string { m.detail = true; return m.render() }(), func() string { m.cursor = 1; return m.render() }()} {
-		if strings.ContainsAny(frame, "\x1b\x07") {
-			t.Errorf("an escape sequence reached the frame: %q", frame)
-		}
-	}
-}
-
-func BenchmarkView1000(b *testing.B) {
+// TestTableWindow: a thousand tasks draw only the rows that fit, following the cursor.
+func TestTableWindow(t *testing.T) {
 	ids := make([]string, 1000)
 	initial := map[string]Snapshot{}
 	for i := range ids {
 		ids[i] = fmt.Sprintf("task-%04d", i)
-		initial[ids[i]] = Snapshot{TaskID: ids[i], Tool: "sleep", Server: "http://127.0.0.1:8080/mcp", Status: "working", StatusMessage: "step 3/10", CreatedAt: t0, PollInterval: time.Second}
+		initial[ids[i]] = Snapshot{TaskID: ids[i], Status: "working"}
 	}
-	m := New(newScripted(), ids, initial, Options{Now: func() time.Time { return t0.Add(time.Minute) }})
-	m.width, m.height = 120, 40
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = m.View()
+	m := New(newScripted(), ids, initial, Options{NoColor: true, DisableClock: true})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 20})
+	for range 500 {
+		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-}
-
-func BenchmarkPollUpdate(b *testing.B) {
-	m := New(newScripted(), []string{"t"}, nil, Options{})
-	s := Snapshot{TaskID: "t", Status: "working", StatusMessage: "step", PollInterval: time.Second}
-	b.ReportAllocs()
-	for b.Loop() {
-		m.tasks["t"].inFlight = true
-		m.Update(pollMsg{id: "t", snap: s})
+	c := m.View().Content
+	if n := strings.Count(c, "\n"); n > 20 {
+		t.Errorf("%d lines for a 20-line terminal", n)
+	}
+	if !strings.Contains(c, "> task-0500") || !strings.Contains(c, "more") {
+		t.Errorf("the window does not follow the cursor:\n%s", c)
 	}
 }
 
-// TestStatusGoldens renders the detail view of every status, a stuck task and the input form
-// at 80 and 120 columns.
-func TestStatusGoldens(t *testing.T) {
-	for _, width := range []int{80, 120} {
-		var all strings.Builder
-		for _, status := range []string{"working", "input_required", "completed", "failed", "cancelled", "expired"} {
-			now := t0.Add(10 * time.Minute)
-			s := Snapshot{TaskID: "task-" + status, Tool: "build", Server: "http://127.0.0.1:8080/mcp", Status: status,
-				StatusMessage: "message for " + status, CreatedAt: t0, LastUpdatedAt: t0.Add(9 * time.Minute), TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
-			if status == "completed" {
-				s.Result = "built 42 artefacts"
+// TestStaleTickIsDropped: a tick from an older generation, or one that arrives while a poll is
+// in flight, returns no command, so it can never start a second poll loop.
+func TestStaleTickIsDropped(t *testing.T) {
+	m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working"}}, Options{DisableClock: true})
+	m.Init() // arms generation 1
+	tk := m.tasks["t"]
+	if tk.gen != 1 {
+		t.Fatalf("gen %d after Init, want 1", tk.gen)
+	}
+	if _, cmd := update(m, tickMsg{id: "t", gen: 0}); cmd != nil {
+		t.Errorf("a stale tick started a poll")
+	}
+	if _, cmd := update(m, tickMsg{id: "nobody", gen: 1}); cmd != nil {
+		t.Errorf("a tick for an unknown task started a poll")
+	}
+	_, cmd := update(m, tickMsg{id: "t", gen: 1})
+	if cmd == nil || !tk.inFlight {
+		t.Fatalf("the current tick must start a poll")
+	}
+	if _, cmd := update(m, tickMsg{id: "t", gen: 1}); cmd != nil {
+		t.Errorf("a second tick while a poll is in flight started another")
+	}
+	m, _ = update(m, pollMsg{id: "t", snap: Snapshot{TaskID: "t", Status: "working"}})
+	if tk.gen != 2 || tk.inFlight {
+		t.Fatalf("after the answer: gen %d in flight %v, want 2 and false", tk.gen, tk.inFlight)
+	}
+	if _, cmd := update(m, tickMsg{id: "t", gen: 1}); cmd != nil {
+		t.Errorf("the previous generation's tick started a poll")
+	}
+}
+
+// TestIntervalChoice: the server's interval is clamped, the default fills in, --interval only
+// slows, and failures back off exponentially to at most a minute.
+func TestIntervalChoice(t *testing.T) {
+	tests := []struct {
+		name     string
+		server   time.Duration
+		user     time.Duration
+		failures int
+		lo, hi   time.Duration
+		source   string
+	}{
+		{"server's", 3 * time.Second, 0, 0, 3 * time.Second, 3 * time.Second, "server's"},
+		{"none given", 0, 0, 0, 2 * time.Second, 2 * time.Second, "default"},
+		{"too fast", time.Millisecond, 0, 0, 100 * time.Millisecond, 100 * time.Millisecond, "server's"},
+		{"too slow", time.Hour, 0, 0, time.Minute, time.Minute, "server's"},
+		{"user slows", time.Second, 5 * time.Second, 0, 5 * time.Second, 5 * time.Second, "your --interval"},
+		{"user cannot speed up", 10 * time.Second, 5 * time.Second, 0, 10 * time.Second, 10 * time.Second, "server's"},
+		{"one failure", 200 * time.Millisecond, 0, 1, 1600 * time.Millisecond, 2 * time.Second, "backed off after 1 failed poll"},
+		{"three failures", 200 * time.Millisecond, 0, 3, 6400 * time.Millisecond, 8 * time.Second, "backed off after 3 failed polls"},
+		{"from a long interval", 5 * time.Second, 0, 1, 8 * time.Second, 10 * time.Second, "backed off after 1 failed poll"},
+		{"capped", time.Second, 0, 30, 48 * time.Second, time.Minute, "backed off after 30 failed polls"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New(newScripted(), []string{"t"}, nil, Options{MinInterval: tt.user})
+			tk := m.tasks["t"]
+			tk.snap.PollInterval, tk.failures = tt.server, tt.failures
+			d := m.intervalFor(tk)
+			if d < tt.lo || d > tt.hi || tk.source != tt.source {
+				t.Errorf("interval %s from %q, want [%s, %s] from %q", d, tk.source, tt.lo, tt.hi, tt.source)
 			}
-			if status == "input_required" {
-				s.Inputs = []InputRequest{{Key: "confirm", Kind: "elicitation/create", Mode: "form", Message: "Deploy to production?"}}
+		})
+	}
+}
+
+// TestUpdateMessages covers every message type the model handles beyond polls and ticks.
+func TestUpdateMessages(t *testing.T) {
+	working := Snapshot{TaskID: "t", Status: "working", PollInterval: time.Hour}
+	newModel := func() Model {
+		return New(newScripted(), []string{"t"}, map[string]Snapshot{"t": working}, Options{Now: func() time.Time { return t0 }, NoColor: true})
+	}
+
+	t.Run("window size", func(t *testing.T) {
+		m, cmd := update(newModel(), tea.WindowSizeMsg{Width: 33, Height: 9})
+		if cmd != nil || m.width != 33 || m.height != 9 {
+			t.Errorf("size %dx%d cmd %v", m.width, m.height, cmd != nil)
+		}
+	})
+	t.Run("clock re-arms until done", func(t *testing.T) {
+		m := newModel()
+		if _, cmd := update(m, clockMsg(t0)); cmd == nil {
+			t.Errorf("the clock stopped while the view runs")
+		}
+		m.done = true
+		if _, cmd := update(m, clockMsg(t0)); cmd != nil {
+			t.Errorf("the clock kept ticking after the end")
+		}
+	})
+	t.Run("poll error keeps the view", func(t *testing.T) {
+		m, cmd := update(newModel(), pollMsg{id: "t", err: errors.New("boom")})
+		if cmd == nil || m.done || m.tasks["t"].failures != 1 {
+			t.Errorf("a failed poll must re-arm and never end the view (failures %d)", m.tasks["t"].failures)
+		}
+		if !strings.Contains(m.View().Content, "poll failed 1 time(s): boom") {
+			t.Errorf("the failure is not shown:\n%s", m.View().Content)
+		}
+	})
+	t.Run("cancel failure is shown", func(t *testing.T) {
+		m, _ := update(newModel(), cancelMsg{id: "t", err: errors.New("tasks/cancel: -32602 task is terminal")})
+		if !strings.Contains(m.View().Content, "cancel failed: tasks/cancel: -32602") {
+			t.Errorf("not shown:\n%s", m.View().Content)
+		}
+	})
+	t.Run("cancel acknowledged without a task keeps polling", func(t *testing.T) {
+		m := newModel()
+		gen := m.tasks["t"].gen
+		m, cmd := update(m, cancelMsg{id: "t"})
+		if cmd == nil || m.tasks["t"].gen == gen || m.tasks["t"].snap.Status != "working" {
+			t.Errorf("a bare acknowledgement must re-poll at once (gen %d→%d)", gen, m.tasks["t"].gen)
+		}
+	})
+	t.Run("cancelled ends the view", func(t *testing.T) {
+		m, cmd := update(newModel(), cancelMsg{id: "t", snap: Snapshot{TaskID: "t", Status: "cancelled"}})
+		if !m.done || !isQuit(cmd) {
+			t.Errorf("a cancelled last task must quit")
+		}
+	})
+	t.Run("failed answer can be retried", func(t *testing.T) {
+		m := newModel()
+		m.tasks["t"].snap.Inputs = []InputRequest{{Key: "k", Kind: "roots/list"}}
+		m.tasks["t"].answered["k"] = true
+		m, _ = update(m, answerMsg{id: "t", key: "k", err: errors.New("timeout")})
+		if _, ok := m.pending(m.tasks["t"]); !ok || !strings.Contains(m.View().Content, "answer to k failed: timeout") {
+			t.Errorf("a failed answer must be offered again and explained:\n%s", m.View().Content)
+		}
+	})
+	t.Run("answer to a finished task quits", func(t *testing.T) {
+		m := newModel()
+		m.tasks["t"].snap.Status = "completed"
+		m, cmd := update(m, answerMsg{id: "t", key: "k"})
+		if !m.done || !isQuit(cmd) {
+			t.Errorf("the view must not hang once everything is terminal")
+		}
+	})
+	t.Run("help", func(t *testing.T) {
+		m, _ := update(newModel(), tea.KeyPressMsg{Code: '?', Text: "?"})
+		if c := m.View().Content; !m.showHelp || !strings.Contains(c, "enter") || !strings.Contains(c, "esc") {
+			t.Errorf("? must show every key:\n%s", c)
+		}
+	})
+	t.Run("no cancel of a finished task", func(t *testing.T) {
+		m := newModel()
+		m.tasks["t"].snap.Status = "failed"
+		if m, _ = update(m, tea.KeyPressMsg{Code: 'c', Text: "c"}); m.confirm {
+			t.Errorf("c offered to cancel a terminal task")
+		}
+	})
+	t.Run("already answered keys are not offered", func(t *testing.T) {
+		in := working
+		in.Inputs = []InputRequest{{Key: "old", Kind: "roots/list"}, {Key: "new", Kind: "roots/list"}}
+		m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": in}, Options{Answered: map[string][]string{"t": {"old"}}})
+		if got, _ := m.pending(m.tasks["t"]); got.Key != "new" {
+			t.Errorf("offered %q; the ledger says old was answered", got.Key)
+		}
+	})
+	t.Run("all terminal at start", func(t *testing.T) {
+		m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "completed"}}, Options{})
+		if !isQuit(m.Init()) {
+			t.Errorf("Init must quit when there is nothing to watch")
+		}
+	})
+}
+
+// TestFormValues: every schema kind converts to its JSON type, and bad values are refused
+// with a message naming the field.
+func TestFormValues(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"n":{"type":"number","maximum":10},"i":{"type":"integer","minimum":1},"b":{"type":"boolean"},
+		"e":{"type":"string","oneOf":[{"const":"x","title":"X"},{"const":"y","title":"Y"}]},
+		"m":{"type":"array","items":{"type":"string","enum":["eu","us"]},"default":["eu"]},
+		"s":{"type":"string","minLength":2,"maxLength":3}}}`)
+	fields := parseSchema(schema)
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.name)
+	}
+	if got := strings.Join(names, ","); got != "n,i,b,e,m,s" {
+		t.Errorf("field order %s, want the schema's n,i,b,e,m,s", got)
+	}
+	tests := []struct {
+		field, in string
+		want      string // JSON of the value, or the error
+	}{
+		{"n", "2.5", "2.5"}, {"n", "11", "n must be at most 10"}, {"n", "abc", "n must be a number"},
+		{"i", "3", "3"}, {"i", "0", "i must be at least 1"}, {"i", "1.5", "i must be a whole number"},
+		{"b", "Yes", "true"}, {"b", "no", "false"}, {"b", "maybe", "b must be yes or no"},
+		{"e", "y", `"y"`}, {"e", "z", "e must be one of: x, y"},
+		{"m", "eu, us", `["eu","us"]`}, {"m", "eu,mars", `m: "mars" is not one of: eu, us`},
+		{"s", "ab", `"ab"`}, {"s", "a", "s must be at least 2 characters"}, {"s", "abcd", "s must be at most 3 characters"},
+	}
+	for _, tt := range tests {
+		for _, f := range fields {
+			if f.name != tt.field {
+				continue
 			}
-			m := New(newScripted(), []string{s.TaskID}, map[string]Snapshot{s.TaskID: s}, Options{Now: func() time.Time { return now }, NoColor: true})
-			m.width, m.height = width, 30
-			fmt.Fprintf(&all, "==== %s\n%s", status, m.render())
-		}
-		// Stuck: nothing changed for 12 intervals.
-		now := t0.Add(time.Minute)
-		s := Snapshot{TaskID: "stuck", Tool: "build", Status: "working", StatusMessage: "compiling", CreatedAt: t0, PollInterval: 5 * time.Second}
-		m := New(newScripted(), []string{"stuck"}, map[string]Snapshot{"stuck": s}, Options{Now: func() time.Time { return t0 }, NoColor: true})
-		m.opts.Now = func() time.Time { return now }
-		m.tasks["stuck"].interval = 5 * time.Second
-		m.width, m.height = width, 30
-		fmt.Fprintf(&all, "==== stuck\n%s", m.render())
-		// The form.
-		f, _ := newInputForm("task-1", InputRequest{Key: "who", Kind: "elicitation/create", Mode: "form", Message: "Who is deploying?",
-			Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"your full name"},"team":{"type":"string","enum":["red","blue"],"default":"red"},"dryRun":{"type":"boolean","default":true},"replicas":{"type":"integer"}},"required":["name","replicas"]}`)},
-			"/work", newStyles(true))
-		fmt.Fprintf(&all, "==== form\n%s", f.view(width))
-		golden(t, fmt.Sprintf("statuses-%d", width), all.String())
-		if !strings.Contains(all.String(), "possibly stuck") {
-			t.Errorf("the stuck task is not marked")
+			f.input.SetValue(tt.in)
+			v, _, err := f.value()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				b, _ := json.Marshal(v)
+				got = string(b)
+			}
+			if got != tt.want {
+				t.Errorf("%s=%q: got %s, want %s", tt.field, tt.in, got, tt.want)
+			}
 		}
 	}
+	if fields[4].input.Value() != "eu" {
+		t.Errorf("the multi-select default was not filled in: %q", fields[4].input.Value())
+	}
 }
 
-// TestPollCadence: 100 polls at a 100 ms interval; no poll comes earlier than the interval
-// asks, and the mean gap is within 10% of it.
-func TestPollCadence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("takes 10 s")
-	}
-	p := &timedPoller{at: make([]time.Time, 0, 101), done: make(chan struct{})}
-	m := New(p, []string{"t"}, nil, Options{DisableClock: true})
-	tm := teatest.NewTestModel(t, m)
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("too slow")
-	}
-	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var total time.Duration
-	for i := 1; i < len(p.at); i++ {
-		gap := p.at[i].Sub(p.at[i-1])
-		if gap < 100*time.Millisecond {
-			t.Errorf("poll %d came %s after the previous one, before the 100ms interval", i, gap)
+// TestNonFormRequests: URL consent, roots only with the user's yes, sampling declined.
+func TestNonFormRequests(t *testing.T) {
+	st := newStyles(true)
+	press := func(f *inputForm, k string) *answered {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		default:
+			msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
 		}
-		total += gap
+		_, _, a := f.key(msg)
+		return a
 	}
-	mean := total / time.Duration(len(p.at)-1)
-	if mean > 110*time.Millisecond {
-		t.Errorf("mean gap %s, want within 10%% of 100ms", mean)
+	url := InputRequest{Key: "k", Kind: "elicitation/create", Mode: "url", URL: "https://example.com/\x1b[2Jauth", Message: "sign in"}
+	f, _ := newInputForm("t", url, "/work", st, 80)
+	if v := f.view(80); strings.Contains(v, "\x1b") || !strings.Contains(v, "https://example.com/auth") {
+		t.Errorf("url view: %q", v)
 	}
-	t.Logf("%d polls, mean gap %s", len(p.at), mean)
+	for k, want := range map[string]string{"a": `{"action":"accept"}`, "d": `{"action":"decline"}`, "esc": `{"action":"cancel"}`} {
+		f, _ := newInputForm("t", url, "/work", st, 80)
+		if a := press(f, k); a == nil || string(a.response) != want {
+			t.Errorf("url %s: %+v, want %s", k, a, want)
+		}
+	}
+	f, _ = newInputForm("t", url, "/work", st, 80)
+	if a := press(f, "x"); a != nil {
+		t.Errorf("an unrelated key answered the url request: %s", a.response)
+	}
+
+	roots := InputRequest{Key: "r", Kind: "roots/list"}
+	f, _ = newInputForm("t", roots, "/work/proj", st, 80)
+	if a := press(f, "n"); a == nil || string(a.response) != `{"roots":[]}` {
+		t.Errorf("roots refused: %+v", a)
+	}
+	f, _ = newInputForm("t", roots, "/work/proj", st, 80)
+	if a := press(f, "y"); a == nil || string(a.response) != `{"roots":[{"name":"proj","uri":"file:///work/proj"}]}` {
+		t.Errorf("roots allowed: %+v", a)
+	}
+
+	sampling := InputRequest{Key: "s", Kind: "sampling/createMessage"}
+	f, _ = newInputForm("t", sampling, "/work", st, 80)
+	if v := f.view(80); !strings.Contains(v, "declares no sampling") {
+		t.Errorf("sampling is not explained: %q", v)
+	}
+	if a := press(f, "enter"); a == nil || string(a.response) != `{"action":"decline"}` {
+		t.Errorf("sampling: %+v", a)
+	}
 }
 
-// timedPoller records when each poll arrives; the task completes at the 101st.
-type timedPoller struct {
-	mu   sync.Mutex
-	at   []time.Time
-	done chan struct{}
-}
-
-func (p *timedPoller) Poll(context.Context, string) (Snapshot, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.at = append(p.at, time.Now())
-	if len(p.at) == 101 {
-		close(p.done)
-		return Snapshot{TaskID: "t", Status: "completed"}, nil
+// TestEscapesNeverReachTheFrame: server strings with terminal escapes are drawn inert in
+// every screen, in colour and without.
+func TestEscapesNeverReachTheFrame(t *testing.T) {
+	const evil = "\x1b[2J\x1b]0;pwned\x07red\x1b[31m\x9b31m"
+	for _, noColor := range []bool{true, false} {
+		m := New(newScripted(), []string{"t", "u\x1b[5m"}, map[string]Snapshot{
+			"t":       {TaskID: "t", Tool: evil, Server: evil, Status: "input_required", StatusMessage: evil, CreatedAt: t0, Inputs: []InputRequest{{Key: evil, Kind: evil, Message: evil}}},
+			"u\x1b[5m": {TaskID: "u", Status: "failed", Result: evil, StatusMessage: evil},
+		}, Options{Now: func() time.Time { return t0 }, NoColor: noColor, Server: evil})
+		m, _ = update(m, pollMsg{id: "t", err: errors.New(evil)})
+		frames := []string{m.View().Content}
+		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEnter})
+		frames = append(frames, m.View().Content)
+		m, _ = update(m, tea.KeyPressMsg{Code: 'i', Text: "i"})
+		frames = append(frames, m.View().Content)
+		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEscape})
+		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
+		frames = append(frames, m.View().Content)
+		for i, frame := range frames {
+			// Styling adds SGR sequences of its own; the server's never survive.
+			for _, bad := range []string{"\x1b[2J", "\x1b]", "\x07", "\x1b[31m", "\x9b", "\x1b[5m", "pwned"} {
+				if strings.Contains(frame, bad) {
+					t.Errorf("noColor=%v frame %d: %q reached the screen: %q", noColor, i, bad, frame)
+				}
+			}
+		}
 	}
-	return Snapshot{TaskID: "t", Status: "working", PollInterval: 100 * time.Millisecond}, nil
-}
-func (p *timedPoller) Cancel(context.Context, string) (Snapshot, error) { return Snapshot{}, nil }
-func (p *timedPoller) Answer(context.Context, string, string, json.RawMessage) error {
-	return nil
-}
-
-// BenchmarkIdleWatch measures the CPU the view costs while it watches one task whose server
-// asks for a 5 s interval: the program runs for the benchmark's time and the metric is the
-// process's CPU time as a share of one core (issue 4: under 1%).
-func BenchmarkIdleWatch(b *testing.B) {
-	p := newScripted()
-	p.script["t"] = []Snapshot{{TaskID: "t", Status: "working", StatusMessage: "waiting", PollInterval: 5 * time.Second}}
-	m := New(p, []string{"t"}, nil, Options{})
-	prog := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals(), tea.WithFPS(FPS))
-	go prog.Run()
-	defer prog.Kill()
-	time.Sleep(200 * time.Millisecond) // let it start; this benchmark measures time passing
-	b.ResetTimer()
-	startCPU, start := cpuTime(), time.Now()
-	for b.Loop() {
-		time.Sleep(250 * time.Millisecond)
-	}
-	wall := time.Since(start)
-	b.ReportMetric(100*float64(cpuTime()-startCPU)/float64(wall), "%cpu")
 }

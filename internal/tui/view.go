@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -42,6 +43,21 @@ func (m Model) render() string {
 	return b.String()
 }
 
+// kindLabel names an input request's kind for a person.
+func kindLabel(in InputRequest) string {
+	switch {
+	case in.Kind == "elicitation/create" && in.Mode == "url":
+		return "link"
+	case in.Kind == "elicitation/create":
+		return "form"
+	case in.Kind == "roots/list":
+		return "roots"
+	case in.Kind == "sampling/createMessage":
+		return "sampling"
+	}
+	return clip(safe(in.Kind), 24)
+}
+
 // safe strips terminal escapes from a server-supplied string for one line.
 func safe(s string) string { return termsafe.Line(s) }
 
@@ -60,7 +76,7 @@ func clip(s string, w int) string {
 	return string(r) + "…"
 }
 
-// statusOf is the status shown: expired wins over what the server last said.
+// statusOf is the status shown: empty until the first snapshot arrives.
 func statusOf(t *task) string {
 	if !t.have {
 		return ""
@@ -106,8 +122,8 @@ func (m Model) renderDetail(t *task) string {
 		title = safe(s.Tool) + " · " + title
 	}
 	b.WriteString(st.title.Render(clip(title, m.width)) + "\n")
-	if s.Server != "" {
-		b.WriteString(st.dim.Render(clip(safe(s.Server), m.width)) + "\n")
+	if server := cmp.Or(s.Server, m.opts.Server); server != "" {
+		b.WriteString(st.dim.Render(clip(safe(server), m.width)) + "\n")
 	}
 	b.WriteString("\n")
 	msg := safe(s.StatusMessage)
@@ -141,8 +157,13 @@ func (m Model) renderDetail(t *task) string {
 	if t.note != "" {
 		b.WriteString(st.dim.Render(clip(safe(t.note), m.width)) + "\n")
 	}
-	if in, ok := m.pending(t); ok {
-		b.WriteString("\n" + st.warn.Render(fmt.Sprintf("input needed (%s): %s", safe(in.Key), clip(safe(in.Message), max(m.width-30, 10)))) + "\n")
+	if ins := m.pendingAll(t); len(ins) > 0 {
+		b.WriteString("\n")
+		for _, in := range ins {
+			what := cmp.Or(safe(in.Message), safe(in.Kind))
+			line := fmt.Sprintf("input needed (%s, %s): %s", clip(safe(in.Key), 20), kindLabel(in), what)
+			b.WriteString(st.warn.Render(clip(line, m.width)) + "\n")
+		}
 		b.WriteString(st.key.Render("press i to answer") + "\n")
 	}
 	if s.Terminal() && s.Result != "" {
@@ -171,31 +192,67 @@ func (m Model) renderDetail(t *task) string {
 	return b.String()
 }
 
+// column is one column of the table; width 0 means dropped.
+type column struct {
+	title string
+	width int
+}
+
+// tableColumns fits the columns to the terminal: the message takes what is left, and on
+// narrow terminals the server, tool, age and next-poll columns are dropped in that order so a
+// row never wraps.
+func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) {
+	id, status, tool, server = column{"ID", 12}, column{"STATUS", 12}, column{"TOOL", 14}, column{"SERVER", 24}
+	age, next, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"MESSAGE", 0}
+	if m.opts.Server != "" {
+		server.width = 0 // named once above the table instead
+	}
+	used := func() int {
+		n := 2 // the cursor mark
+		for _, c := range []column{id, status, tool, server, age, next} {
+			if c.width > 0 {
+				n += c.width + 1
+			}
+		}
+		return n
+	}
+	for _, drop := range []*column{&server, &tool, &age, &next} {
+		if m.width-used() >= 16 {
+			break
+		}
+		drop.width = 0
+	}
+	if rest := m.width - used(); rest < 16 {
+		id.width = max(id.width+rest-16, 4) // shrink the id before giving up the message
+	}
+	msg.width = max(m.width-used(), 0)
+	return
+}
+
 func (m Model) renderTable() string {
 	now := m.opts.Now()
 	st := m.st
 	var b strings.Builder
-	// Column widths degrade on narrow terminals: message and server shrink first.
 	w := m.width
-	idW, statusW, toolW, ageW, pollW := 12, 14, 14, 7, 9
-	serverW := 24
-	msgW := w - (2 + idW + statusW + toolW + serverW + ageW + pollW + 7)
-	if msgW < 12 {
-		serverW = 0
-		msgW = w - (2 + idW + statusW + toolW + ageW + pollW + 6)
-	}
-	if msgW < 8 {
-		toolW = 0
-		msgW = max(w-(2+idW+statusW+ageW+pollW+5), 0)
-	}
-	cell := func(s string, n int) string {
-		if n <= 0 {
+	idC, statusC, toolC, serverC, ageC, nextC, msgC := m.tableColumns()
+	cell := func(s string, c column) string {
+		if c.width <= 0 {
 			return ""
 		}
-		return fmt.Sprintf("%-*s ", n, clip(s, n))
+		return fmt.Sprintf("%-*s ", c.width, clip(s, c.width))
 	}
-	header := "  " + cell("ID", idW) + cell("STATUS", statusW) + cell("TOOL", toolW) + cell("SERVER", serverW) + cell("AGE", ageW) + cell("NEXT POLL", pollW) + cell("MESSAGE", msgW)
-	b.WriteString(st.label.Render(strings.TrimRight(header, " ")) + "\n")
+	row := func(mark string, vals ...string) string {
+		cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
+		line := mark
+		for i, c := range cols {
+			line += cell(vals[i], c)
+		}
+		return clip(strings.TrimRight(line, " "), w)
+	}
+	if m.opts.Server != "" {
+		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
+	}
+	b.WriteString(st.label.Render(row("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title)) + "\n")
 	counts := map[string]int{}
 	for _, id := range m.ids {
 		counts[statusOf(m.tasks[id])]++
@@ -214,7 +271,6 @@ func (m Model) renderTable() string {
 		id := m.ids[i]
 		t := m.tasks[id]
 		s := t.snap
-		status := statusOf(t)
 		age := ""
 		if !s.CreatedAt.IsZero() {
 			age = fmtDur(now.Sub(s.CreatedAt))
@@ -236,8 +292,7 @@ func (m Model) renderTable() string {
 		if ws := m.warnings(t, now); len(ws) > 0 {
 			msg = "! " + ws[0]
 		}
-		line := mark + cell(safe(id), idW) + cell(statusLabel(status), statusW) + cell(safe(s.Tool), toolW) + cell(safe(s.Server), serverW) + cell(age, ageW) + cell(next, pollW) + cell(msg, msgW)
-		line = strings.TrimRight(line, " ")
+		line := row(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, msg)
 		if i == m.cursor {
 			line = st.selected.Render(line)
 		}
