@@ -56,7 +56,7 @@ func TestStatusGoldens(t *testing.T) {
 		clock := func() time.Time { return now }
 		for _, status := range []string{"working", "input_required", "completed", "failed", "cancelled", "expired"} {
 			s := Snapshot{TaskID: "task-" + status, Tool: "build", Server: "http://127.0.0.1:8080/mcp", Status: status,
-				StatusMessage: "message for " + status, CreatedAt: t0, LastUpdatedAt: t0.Add(9 * time.Minute), TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
+				StatusMessage: "message for " + status, CreatedAt: t0, LastUpdatedAt: now.Add(-12 * time.Second), TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
 			switch status {
 			case "completed":
 				s.Result = "built 42 artefacts"
@@ -139,9 +139,9 @@ func TestTableGolden(t *testing.T) {
 			}
 		}
 		golden(t, fmt.Sprintf("table-%d", width), content)
-	}
-	if c := m.View().Content; !strings.Contains(c, "2 working, 1 needs input, 1 done, 1 failed") {
-		t.Errorf("summary line missing:\n%s", c)
+		if width >= 80 && !strings.Contains(content, "2 working, 1 needs input, 1 done, 1 failed") {
+			t.Errorf("%d columns: summary line missing:\n%s", width, content)
+		}
 	}
 	// One shared server is named once, above the table.
 	m = tableModel(Options{Server: "http://one/mcp"})
@@ -469,7 +469,7 @@ func TestEscapesNeverReachTheFrame(t *testing.T) {
 	const evil = "\x1b[2J\x1b]0;pwned\x07red\x1b[31m\x9b31m"
 	for _, noColor := range []bool{true, false} {
 		m := New(newScripted(), []string{"t", "u\x1b[5m"}, map[string]Snapshot{
-			"t":       {TaskID: "t", Tool: evil, Server: evil, Status: "input_required", StatusMessage: evil, CreatedAt: t0, Inputs: []InputRequest{{Key: evil, Kind: evil, Message: evil}}},
+			"t":        {TaskID: "t", Tool: evil, Server: evil, Status: "input_required", StatusMessage: evil, CreatedAt: t0, Inputs: []InputRequest{{Key: evil, Kind: evil, Message: evil}}},
 			"u\x1b[5m": {TaskID: "u", Status: "failed", Result: evil, StatusMessage: evil},
 		}, Options{Now: func() time.Time { return t0 }, NoColor: noColor, Server: evil})
 		m, _ = update(m, pollMsg{id: "t", err: errors.New(evil)})

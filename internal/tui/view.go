@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -38,9 +40,45 @@ func (m Model) render() string {
 	if m.showHelp {
 		b.WriteString(m.help.FullHelpView(m.keys.FullHelp()) + "\n")
 	} else if m.form == nil {
-		b.WriteString(m.help.ShortHelpView(m.keys.ShortHelp()) + "\n")
+		b.WriteString(m.help.ShortHelpView(m.shortHelp()) + "\n")
 	}
-	return b.String()
+	return fitWidth(b.String(), m.width)
+}
+
+// fitWidth cuts every line of a frame to the terminal's width, so that nothing wraps on a
+// narrow terminal: a wrapped line would push the frame off the screen and garble redraws.
+func fitWidth(frame string, width int) string {
+	if width <= 0 {
+		return frame
+	}
+	lines := strings.Split(frame, "\n")
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "…")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ago says how long ago something happened, to the second.
+func ago(d time.Duration) string {
+	if d < time.Second {
+		return "just now"
+	}
+	return fmtDur(d) + " ago"
+}
+
+// shortHelp is the one-line help for the screen on show: the table needs the arrows and
+// enter, a detail opened from it needs esc.
+func (m Model) shortHelp() []key.Binding {
+	k := m.keys
+	switch {
+	case len(m.ids) > 1 && !m.detail:
+		return []key.Binding{k.Up, k.Down, k.Open, k.Cancel, k.Answer, k.Help, k.Quit}
+	case len(m.ids) > 1:
+		return []key.Binding{k.Back, k.Cancel, k.Answer, k.Help, k.Quit}
+	}
+	return k.ShortHelp()
 }
 
 // kindLabel names an input request's kind for a person.
@@ -97,7 +135,8 @@ func (m Model) warnings(t *task, now time.Time) []string {
 	if iv <= 0 {
 		iv = m.opts.DefaultInterval
 	}
-	if still := now.Sub(t.changed); still >= time.Duration(m.opts.StuckAfter)*iv && still >= 30*time.Second {
+	// A task waiting for input is expected to sit still; only a working one can be stuck.
+	if still := now.Sub(t.changed); t.snap.Status == "working" && still >= time.Duration(m.opts.StuckAfter)*iv && still >= 30*time.Second {
 		w = append(w, fmt.Sprintf("possibly stuck: nothing changed for %s", fmtDur(still)))
 	}
 	if t.snap.TTL != nil && !t.snap.CreatedAt.IsZero() {
@@ -136,7 +175,7 @@ func (m Model) renderDetail(t *task) string {
 		row("elapsed", fmtDur(now.Sub(s.CreatedAt)))
 	}
 	if !s.LastUpdatedAt.IsZero() {
-		row("updated", fmtDur(now.Sub(s.LastUpdatedAt))+" ago")
+		row("updated", ago(now.Sub(s.LastUpdatedAt)))
 	}
 	switch {
 	case s.Terminal():
@@ -257,8 +296,20 @@ func (m Model) renderTable() string {
 	for _, id := range m.ids {
 		counts[statusOf(m.tasks[id])]++
 	}
-	// Only the rows that fit are drawn, in a window that follows the cursor.
-	room := max(m.height-6, 3)
+	// Only the rows that fit are drawn, in a window that follows the cursor. Around them: the
+	// header, two "more" marks, the summary, two blank lines and the help line, and the server
+	// line, the cancel question and the full help when they show.
+	fixed := 7
+	if m.opts.Server != "" {
+		fixed++
+	}
+	if m.confirm {
+		fixed++
+	}
+	if m.showHelp {
+		fixed += len(m.keys.FullHelp()[0]) - 1
+	}
+	room := max(m.height-fixed, 3)
 	lo := 0
 	if m.cursor >= room {
 		lo = m.cursor - room + 1
@@ -313,6 +364,6 @@ func (m Model) renderTable() string {
 	add(counts["failed"], "failed")
 	add(counts["cancelled"], "cancelled")
 	add(counts["expired"], "expired")
-	b.WriteString("\n" + strings.Join(parts, ", ") + "\n")
+	b.WriteString("\n" + clip(strings.Join(parts, ", "), w) + "\n")
 	return b.String()
 }
