@@ -49,7 +49,9 @@ func (p *tuiPoller) Poll(ctx context.Context, id string) (tui.Snapshot, error) {
 	if err != nil {
 		return tui.Snapshot{}, err
 	}
-	t, err := e.out.c.GetTask(ctx, id)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout) // a silent server cannot stall the view
+	defer cancel()
+	t, err := e.out.c.GetTask(rctx, id)
 	if err != nil {
 		if rpc.IsUnknownTask(err) {
 			e.out.markExpired(id)

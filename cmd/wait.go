@@ -29,6 +29,10 @@ const (
 	heartbeatEvery = 30 * time.Second
 )
 
+// requestTimeout bounds one tasks/get, so a server that never answers cannot hang a wait
+// (the wait as a whole is bounded by --timeout). A variable so fault tests can shorten it.
+var requestTimeout = 30 * time.Second
+
 // pollInterval is the delay before the next tasks/get: the server's suggestion clamped to
 // [minPollInterval, maxPollInterval], never faster than the user's --interval.
 func pollInterval(t *rpc.Task, userMin time.Duration) time.Duration {
@@ -140,6 +144,7 @@ var errTaskGone = errors.New("task expired or unknown to the server")
 // ends; a -32602 answer means the task is gone and ends the wait with errTaskGone.
 func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*rpc.Task, error) {
 	failures := 0
+	var nextAfter time.Duration // a server's Retry-After
 	prev := t
 	for {
 		if t.Status.Terminal() || (o.StopOnInput && t.Status == rpc.StatusInputRequired && (o.InputDone == nil || !o.InputDone(t))) {
@@ -150,8 +155,9 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 		}
 		delay := pollInterval(t, o.UserMin)
 		if failures > 0 {
-			delay = max(delay, backoff(failures))
+			delay = max(delay, backoff(failures), nextAfter)
 		}
+		nextAfter = 0
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -159,7 +165,11 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 			return t, ctx.Err()
 		case <-timer.C:
 		}
-		nt, err := c.GetTask(ctx, t.TaskID)
+		// A server that accepts the connection and never answers must not hang the wait: each
+		// poll has its own deadline, separate from --timeout.
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		nt, err := c.GetTask(rctx, t.TaskID)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return t, ctx.Err()
@@ -171,8 +181,15 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 				return t, err
 			}
 			failures++
+			retryIn := backoff(failures)
+			// RFC 9110 §10.2.3: a 429 or 503 says when to come back; never sooner.
+			var he *rpc.HTTPError
+			if errors.As(err, &he) && he.RetryAfter > 0 {
+				retryIn = max(retryIn, min(he.RetryAfter, 10*time.Minute))
+				nextAfter = retryIn
+			}
 			if o.OnRetry != nil {
-				o.OnRetry(err, failures, backoff(failures))
+				o.OnRetry(err, failures, retryIn)
 			}
 			continue
 		}
