@@ -150,14 +150,21 @@ type (
 	clockMsg time.Time
 )
 
+// chrome is the part of the view that is set up once: options, styles, keys and help. It
+// sits behind a pointer because bubbletea copies the Model into an interface on every
+// Update, and these alone are about 10 KB.
+type chrome struct {
+	opts Options
+	st   styles
+	keys keyMap
+	help help.Model
+}
+
 // Model is the watch view. It implements tea.Model.
 type Model struct {
+	*chrome
 	p     Poller
 	ctx   context.Context
-	opts  Options
-	st    styles
-	keys  keyMap
-	help  help.Model
 	ids   []string
 	tasks map[string]*task
 
@@ -185,8 +192,8 @@ func New(p Poller, ids []string, initial map[string]Snapshot, opts Options) Mode
 		opts.StuckAfter = 10
 	}
 	m := Model{
-		p: p, ctx: context.Background(), opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(),
-		help: help.New(), ids: ids, tasks: map[string]*task{}, width: 80, height: 24,
+		chrome: &chrome{opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(), help: help.New()},
+		p:      p, ctx: context.Background(), ids: ids, tasks: map[string]*task{}, width: 80, height: 24,
 		detail: len(ids) == 1,
 	}
 	if opts.NoColor {

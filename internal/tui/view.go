@@ -8,7 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -47,14 +46,14 @@ func (m Model) render() string {
 
 // fitWidth cuts every line of a frame to the terminal's width, so that nothing wraps on a
 // narrow terminal: a wrapped line would push the frame off the screen and garble redraws.
-func fitWidth(frame string, width int) string {
-	if width <= 0 {
+func fitWidth(frame string, w int) string {
+	if w <= 0 {
 		return frame
 	}
 	lines := strings.Split(frame, "\n")
 	for i, l := range lines {
-		if ansi.StringWidth(l) > width {
-			lines[i] = ansi.Truncate(l, width, "…")
+		if len(l) > w && ansi.StringWidth(l) > w { // a line of n bytes is at most n wide
+			lines[i] = ansi.Truncate(l, w, "…")
 		}
 	}
 	return strings.Join(lines, "\n")
@@ -101,17 +100,36 @@ func safe(s string) string { return termsafe.Line(s) }
 
 // clip shortens s to w display cells with an ellipsis.
 func clip(s string, w int) string {
-	if w <= 1 {
-		return ""
+	s, _ = clipN(s, w)
+	return s
+}
+
+// clipN is clip that also returns the display width of the result. Plain ASCII, nearly every
+// cell of a table, is measured by its length; anything else by its grapheme widths.
+func clipN(s string, w int) (string, int) {
+	if w <= 0 {
+		return "", 0
 	}
-	if lipgloss.Width(s) <= w {
-		return s
+	if isASCII(s) {
+		if len(s) <= w {
+			return s, len(s)
+		}
+		return s[:w-1] + "…", w
 	}
-	r := []rune(s)
-	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
-		r = r[:len(r)-1]
+	if n := ansi.StringWidth(s); n <= w {
+		return s, n
 	}
-	return string(r) + "…"
+	s = ansi.Truncate(s, w, "…")
+	return s, ansi.StringWidth(s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // statusOf is the status shown: empty until the first snapshot arrives.
@@ -274,19 +292,28 @@ func (m Model) renderTable() string {
 	var b strings.Builder
 	w := m.width
 	idC, statusC, toolC, serverC, ageC, nextC, msgC := m.tableColumns()
-	cell := func(s string, c column) string {
-		if c.width <= 0 {
-			return ""
-		}
-		return fmt.Sprintf("%-*s ", c.width, clip(s, c.width))
-	}
+	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
+	var line strings.Builder
 	row := func(mark string, vals ...string) string {
-		cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
-		line := mark
+		line.Reset()
+		line.WriteString(mark)
+		n := len(mark) // display width so far, counted as the cells are added
 		for i, c := range cols {
-			line += cell(vals[i], c)
+			if c.width <= 0 {
+				continue
+			}
+			v, vw := clipN(vals[i], c.width)
+			line.WriteString(v)
+			for range c.width - vw + 1 {
+				line.WriteByte(' ')
+			}
+			n += c.width + 1
 		}
-		return clip(strings.TrimRight(line, " "), w)
+		out := strings.TrimRight(line.String(), " ")
+		if n-(line.Len()-len(out)) > w {
+			out = clip(out, w)
+		}
+		return out
 	}
 	if m.opts.Server != "" {
 		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
