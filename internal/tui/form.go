@@ -33,7 +33,10 @@ type answered struct {
 	response json.RawMessage
 }
 
-// inputForm answers one input request in the terminal.
+// inputForm answers one input request in the terminal. EXT §Task Update Requests: each
+// inputRequests entry MUST be treated "exactly like the standalone request of the same kind:
+// same trust model, same user-consent UX", so nothing is answered without a key press: a URL
+// is shown and never opened, roots are shared only on y, and sampling is only ever declined.
 type inputForm struct {
 	id      string
 	req     InputRequest
@@ -272,6 +275,9 @@ func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
 	case f.req.Kind == "roots/list":
 		switch k {
 		case "y", "Y":
+			if f.workDir == "" {
+				return f, nil, nil // nothing to share; only no is offered
+			}
 			return done(map[string]any{"roots": []any{map[string]any{"uri": fileURI(f.workDir), "name": filepath.Base(f.workDir)}}})
 		case "n", "N", "esc":
 			return done(map[string]any{"roots": []any{}})
@@ -380,6 +386,8 @@ func (f *inputForm) view(width int) string {
 		b.WriteString(clip(safe(f.req.Message), width*4) + "\n\n")
 	}
 	switch {
+	case f.req.Kind == "roots/list" && f.workDir == "":
+		b.WriteString("The server asks for your workspace roots. mcptask knows no working directory to share; press n to answer with none.\n")
 	case f.req.Kind == "roots/list":
 		b.WriteString(fmt.Sprintf("The server asks for your workspace roots. Share %s? (y/n)\n", clip(safe(f.workDir), width-30)))
 	case f.req.Kind == "sampling/createMessage":

@@ -27,8 +27,13 @@ type Poller interface {
 	Poll(ctx context.Context, id string) (Snapshot, error)
 	// Cancel asks the server to cancel the task and returns the task as acknowledged.
 	Cancel(ctx context.Context, id string) (Snapshot, error)
-	// Answer answers one input request of the task with the spec's response object for
-	// its kind (for an elicitation {"action":"accept","content":{…}}).
+	// Answer answers one input request of the task with the spec's result object for its
+	// kind: an ElicitResult ({"action":"accept","content":{…}}, {"action":"decline"} or
+	// {"action":"cancel"}) or a ListRootsResult ({"roots":[…]}). For a request mcptask
+	// will not fulfil (sampling/createMessage, or a kind it does not know) the view passes
+	// {"action":"decline"}, and the implementation sends that kind's refusal (for a
+	// 2025-11-25 server→client request, a JSON-RPC error). The view calls Answer at most
+	// once per key unless the call fails.
 	Answer(ctx context.Context, id, key string, response json.RawMessage) error
 }
 
@@ -267,8 +272,8 @@ func clock() tea.Cmd {
 func (m Model) intervalFor(t *task) time.Duration {
 	d, src := m.opts.DefaultInterval, "default"
 	if t.snap.PollInterval > 0 {
-		// C25-TASKS §Task Polling: "Requestors SHOULD respect the pollInterval provided in
-		// responses when determining polling frequency."
+		// C25-TASKS §Getting Tasks, EXT §Task Polling: the client SHOULD poll at the
+		// server's pollInterval and re-read it on every response, since it may change.
 		d, src = t.snap.PollInterval, "server's"
 	}
 	d = min(max(d, minInterval), maxInterval)
@@ -380,6 +385,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		t.note = "cancellation requested"
+		// EXT §Task Cancellation: the acknowledgement "does not mean the task is cancelled";
+		// it may still end completed or failed, so polling goes on until a terminal status.
 		if msg.snap.Status != "" {
 			m.apply(t, msg.snap, m.opts.Now())
 		}
@@ -475,6 +482,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if done != nil {
 			m.form = nil
 			t := m.tasks[done.id]
+			// EXT §Task Update Requests: the client "SHOULD deduplicate keys across polls
+			// and SHOULD track keys already answered"; the key is marked before the call so
+			// that a poll landing meanwhile cannot offer it again.
 			if t != nil && !t.answered[done.key] {
 				t.answered[done.key] = true
 				ctx, p := m.ctx, m.p

@@ -453,6 +453,11 @@ func TestNonFormRequests(t *testing.T) {
 		t.Errorf("roots allowed: %+v", a)
 	}
 
+	f, _ = newInputForm("t", roots, "", st, 80)
+	if a := press(f, "y"); a != nil {
+		t.Errorf("with no working directory y shared something: %s", a.response)
+	}
+
 	sampling := InputRequest{Key: "s", Kind: "sampling/createMessage"}
 	f, _ = newInputForm("t", sampling, "/work", st, 80)
 	if v := f.view(80); !strings.Contains(v, "declares no sampling") {
