@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -42,29 +41,4 @@ func BenchmarkPollUpdate(b *testing.B) {
 		m.tasks["task-0500"].inFlight = true
 		m.Update(pollMsg{id: "task-0500", snap: s})
 	}
-}
-
-// BenchmarkIdleWatch measures the CPU the running program costs while it watches one task whose
-// server asks for a 5 s interval: each iteration lets a quarter second of real time pass, and
-// the metric is the process's CPU time as a share of one core (issue 4: under 1%).
-func BenchmarkIdleWatch(b *testing.B) {
-	p := newScripted()
-	p.script["t"] = []Snapshot{{TaskID: "t", Status: "working", StatusMessage: "waiting", PollInterval: 5 * time.Second}}
-	prog := tea.NewProgram(New(p, []string{"t"}, nil, Options{}), tea.WithInput(nil), tea.WithOutput(io.Discard),
-		tea.WithWindowSize(100, 30), tea.WithoutSignalHandler(), tea.WithFPS(FPS))
-	go prog.Run() //nolint:errcheck // Kill ends it; its error says only that
-	defer prog.Kill()
-	deadline := time.After(10 * time.Second)
-	for get(p, func() int { return p.polls["t"] }) == 0 {
-		select {
-		case <-p.changed:
-		case <-deadline:
-			b.Fatal("the program never polled")
-		}
-	}
-	startCPU, start := cpuTime(), time.Now()
-	for b.Loop() {
-		time.Sleep(250 * time.Millisecond) // idle time is what is measured
-	}
-	b.ReportMetric(100*float64(cpuTime()-startCPU)/float64(time.Since(start)), "%cpu")
 }
