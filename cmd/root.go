@@ -110,6 +110,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdForget(f),
 		NewCmdPrune(f),
 		NewCmdServers(f),
+		NewCmdCheck(f),
 		NewCmdDocs(f, func() *cobra.Command { return NewCmdRoot(f) }),
 		NewCmdDemo(f),
 	)

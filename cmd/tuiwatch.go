@@ -163,7 +163,20 @@ func runTUI(ctx context.Context, f *Factory, kind string, entries []*tuiEntry) e
 	}
 	wd, _ := os.Getwd()
 	noColor := f.Getenv("NO_COLOR") != ""
-	m := tui.New(p, ids, initial, tui.Options{WorkDir: wd, NoColor: noColor}).WithContext(ctx)
+	answered := map[string][]string{}
+	servers := map[string]bool{}
+	for _, id := range ids {
+		e := p.entries[id]
+		answered[id] = e.rec.AnsweredKeys // a resumed view never offers them again
+		servers[e.out.ref.String()] = true
+	}
+	opts := tui.Options{WorkDir: wd, NoColor: noColor, Answered: answered}
+	if len(servers) == 1 {
+		for s := range servers {
+			opts.Server = s
+		}
+	}
+	m := tui.New(p, ids, initial, opts).WithContext(ctx)
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithFPS(tui.FPS)}
 	if w, h := f.IO.Size(); w > 0 && h > 0 {
 		popts = append(popts, tea.WithWindowSize(w, h))
