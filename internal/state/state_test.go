@@ -184,8 +184,8 @@ func TestCorruptFileIsKeptAside(t *testing.T) {
 func TestDamagedFiles(t *testing.T) {
 	good, _ := json.Marshal(File{Version: 1, Tasks: []Record{rec("a", "u")}})
 	for name, data := range map[string][]byte{
-		"truncated": good[:len(good)/2],
-		"empty":     {},
+		"truncated":  good[:len(good)/2],
+		"empty":      {},
 		"no version": []byte(`{"tasks": []}`),
 	} {
 		t.Run(name, func(t *testing.T) {
