@@ -26,6 +26,8 @@ type GlobalOptions struct {
 	StatePath string
 	// Keep keeps finished tasks in the ledger as history (--keep).
 	Keep bool
+	// Record is the --record file: an NDJSON transcript of the wire, linted live.
+	Record string
 	// Config is an extra config file of named servers (--config, $MCPTASK_CONFIG).
 	Config string
 	// StdioEnv holds KEY=VALUE pairs for a stdio server named in a config file.
@@ -54,6 +56,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
 	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
 	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
+	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
 }
@@ -166,9 +169,9 @@ func (f *Factory) connect(ctx context.Context, opts rpc.ClientOptions) (*rpc.Cli
 
 // connectRef opens a transport to ref. hdr holds the secret header values.
 func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-	var trace *rpc.TraceOptions
-	if f.Global.Trace {
-		trace = &rpc.TraceOptions{W: f.IO.ErrOut, Secret: ref.HeaderNames}
+	trace, err := f.traceOptions(ref, &opts)
+	if err != nil {
+		return nil, ref, err
 	}
 	var t rpc.Transport
 	if ref.URL != "" {

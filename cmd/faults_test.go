@@ -2,9 +2,12 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -70,5 +73,64 @@ func TestPollSurvivesRetryAfterAndSilence(t *testing.T) {
 	}
 	if !strings.Contains(r.Stderr, "HTTP 503") || !strings.Contains(r.Stderr, "retrying") {
 		t.Errorf("the failures are not shown:\n%s", r.Stderr)
+	}
+}
+
+// TestRecordWritesTheWireAndFlagsViolations: --record keeps every exchange as NDJSON with
+// secrets redacted, and a server that breaks a rule it can be seen breaking gets a violation
+// line and a warning, without failing the call.
+func TestRecordWritesTheWireAndFlagsViolations(t *testing.T) {
+	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	inner := srv.Handler()
+	// The lie: modern tasks/get answers also carry the 2025-11-25 "ttl" field.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !strings.Contains(string(body), `"method":"tasks/get"`) {
+			inner.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		out := strings.Replace(rec.Body.String(), `"taskId"`, `"ttl":1000,"taskId"`, 1)
+		w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+		w.WriteHeader(rec.Code)
+		io.WriteString(w, out)
+	}))
+	defer proxy.Close()
+
+	file := filepath.Join(t.TempDir(), "wire.ndjson")
+	r := runCLI(t, t.Context(), map[string]string{"TOK": "bearer-secret"}, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp",
+		"--protocol", "2026-07-28", "--bearer-env", "TOK", "--record", file)
+	if r.Code != ExitOK {
+		t.Fatalf("code %d\n%s", r.Code, r.Stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "bearer-secret") {
+		t.Fatal("the recording holds the bearer token")
+	}
+	kinds := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not NDJSON: %q", line)
+		}
+		kinds[ev["kind"].(string)]++
+		if ev["kind"] == "violation" && ev["rule"] != "era-fields" {
+			t.Errorf("unexpected violation %v", ev)
+		}
+	}
+	if kinds["http-request"] < 3 || kinds["http-response"] < 3 || kinds["violation"] != 1 {
+		t.Errorf("record kinds %v", kinds)
+	}
+	if !strings.Contains(r.Stderr, "broke rule era-fields") {
+		t.Errorf("no warning on stderr:\n%s", r.Stderr)
 	}
 }

@@ -264,9 +264,9 @@ func (f *Factory) recordHeaders(rec *state.Record) (http.Header, error) {
 
 // connectAssumed opens an HTTP client in a known era without a handshake.
 func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.Header, era rpc.Era, session string, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-	var trace *rpc.TraceOptions
-	if f.Global.Trace {
-		trace = &rpc.TraceOptions{W: f.IO.ErrOut, Secret: ref.HeaderNames}
+	trace, err := f.traceOptions(ref, &opts)
+	if err != nil {
+		return nil, ref, err
 	}
 	ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace})
 	if err != nil {

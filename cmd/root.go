@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,6 +28,10 @@ type Factory struct {
 	Global *GlobalOptions
 	Now    func() time.Time
 	Getenv func(string) string
+
+	recOnce sync.Once
+	rec     *recording
+	recErr  error
 }
 
 // NewFactory returns a Factory on io with the real clock and environment.
@@ -49,6 +54,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
+	f.closeRecorder()
 	code := exitCode(ctx, err)
 	if err != nil {
 		reportError(f, code, err)

@@ -36,6 +36,9 @@ type ClientOptions struct {
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error)
 	// OnNotify receives server notifications (progress, notifications/tasks/status, log).
 	OnNotify func(method string, params json.RawMessage)
+	// Observe, when set, sees every request's method, params and outcome (the result, or the
+	// error): the hook for linting a server's traffic while recording it.
+	Observe func(era Era, method string, params map[string]any, result json.RawMessage, err error)
 	// ProbeTimeout, when positive, bounds the server/discover probe. Set it for stdio, where a
 	// legacy server may say nothing at all (C26-STDIO §Backward Compatibility: "no answer
 	// within a timeout" means legacy). Over HTTP every server answers, so it stays 0 there.
@@ -373,6 +376,13 @@ func (c *Client) callHdr(ctx context.Context, method string, params map[string]a
 				continue
 			}
 			return nil, err
+		}
+		if c.opts.Observe != nil {
+			var oerr error
+			if resp.Error != nil {
+				oerr = resp.Error
+			}
+			c.opts.Observe(c.Era(), method, params, resp.Result, oerr)
 		}
 		if resp.Error != nil {
 			return nil, resp.Error

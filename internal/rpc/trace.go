@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -70,18 +71,61 @@ func RedactURL(u string) string {
 type tracer struct {
 	mu     sync.Mutex
 	w      io.Writer
+	rec    io.Writer
 	secret []string
 }
 
 func newTracer(o *TraceOptions) *tracer {
-	if o == nil || o.W == nil {
+	if o == nil || (o.W == nil && o.Record == nil) {
 		return nil
 	}
-	return &tracer{w: o.W, secret: o.Secret}
+	return &tracer{w: o.W, rec: o.Record, secret: o.Secret}
+}
+
+// record writes one NDJSON line of the --record stream.
+func (t *tracer) record(line map[string]any) {
+	if t == nil || t.rec == nil {
+		return
+	}
+	line["time"] = time.Now().UTC().Format(time.RFC3339Nano)
+	b, err := json.Marshal(line)
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rec.Write(append(b, '\n'))
+}
+
+// body returns data as JSON when it is JSON, else as a string, and the task id it names.
+func body(data []byte) (any, string) {
+	if !json.Valid(data) {
+		return string(data), ""
+	}
+	var probe struct {
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+		Result struct {
+			TaskID string `json:"taskId"`
+			Task   struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(data, &probe)
+	id := probe.Params.TaskID
+	if id == "" {
+		id = probe.Result.TaskID
+	}
+	if id == "" {
+		id = probe.Result.Task.TaskID
+	}
+	return json.RawMessage(data), id
 }
 
 func (t *tracer) printf(format string, args ...any) {
-	if t == nil {
+	if t == nil || t.w == nil {
 		return
 	}
 	t.mu.Lock()
@@ -106,10 +150,18 @@ func (t *tracer) headers(prefix string, h http.Header) string {
 }
 
 // request logs an outgoing HTTP request with its body.
-func (t *tracer) request(req *http.Request, body []byte) {
+func (t *tracer) request(req *http.Request, data []byte) {
 	if t == nil {
 		return
 	}
+	line := map[string]any{"kind": "http-request", "dir": "send", "httpMethod": req.Method, "url": RedactURL(req.URL.String()),
+		"headers": RedactHeader(req.Header, t.secret)}
+	if len(data) > 0 {
+		line["body"], line["taskId"] = body(data)
+		line["method"] = req.Header.Get("Mcp-Method")
+	}
+	t.record(line)
+	body := data
 	s := fmt.Sprintf("> %s %s\n", req.Method, termsafe.Line(RedactURL(req.URL.String()))) + t.headers(">", req.Header)
 	if len(body) > 0 {
 		s += "> " + termsafe.Line(string(body)) + "\n"
@@ -122,6 +174,8 @@ func (t *tracer) response(resp *http.Response, took time.Duration) {
 	if t == nil {
 		return
 	}
+	t.record(map[string]any{"kind": "http-response", "dir": "recv", "status": resp.StatusCode, "latencyMs": float64(took.Microseconds()) / 1000,
+		"headers": RedactHeader(resp.Header, t.secret), "contentType": resp.Header.Get("Content-Type")})
 	t.printf("< %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), t.headers("<", resp.Header))
 }
 
@@ -130,6 +184,12 @@ func (t *tracer) frame(dir, what string, data []byte) {
 	if t == nil {
 		return
 	}
+	line := map[string]any{"kind": "frame", "dir": map[string]string{">": "send", "<": "recv"}[dir]}
+	if what != "" {
+		line["kind"], line["sse"] = "sse-event", what
+	}
+	line["body"], line["taskId"] = body(data)
+	t.record(line)
 	if what != "" {
 		t.printf("%s [%s] %s\n", dir, termsafe.Line(what), termsafe.Line(string(data)))
 		return

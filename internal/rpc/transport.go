@@ -53,4 +53,7 @@ type SessionHolder interface {
 type TraceOptions struct {
 	W      io.Writer
 	Secret []string
+	// Record, when set, receives the same stream as NDJSON (--record): one line per HTTP
+	// request and response, stdio frame and SSE event, with redacted headers.
+	Record io.Writer
 }

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
+)
+
+// recording is the --record state of one mcptask run: the file, shared by every connection,
+// and the linter that watches the traffic.
+type recording struct {
+	mu     sync.Mutex
+	file   *os.File
+	linter *check.Linter
+}
+
+func (r *recording) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.file.Write(p)
+}
+
+// traceOptions builds the transport's trace and record settings, and hooks the linter into
+// the client options when recording.
+func (f *Factory) traceOptions(ref ServerRef, opts *rpc.ClientOptions) (*rpc.TraceOptions, error) {
+	if !f.Global.Trace && f.Global.Record == "" {
+		return nil, nil
+	}
+	t := &rpc.TraceOptions{Secret: ref.HeaderNames}
+	if f.Global.Trace {
+		t.W = f.IO.ErrOut
+	}
+	if f.Global.Record != "" {
+		rec, err := f.recorder()
+		if err != nil {
+			return nil, err
+		}
+		t.Record = rec
+		prev := opts.Observe
+		opts.Observe = func(era rpc.Era, method string, params map[string]any, result json.RawMessage, err error) {
+			rec.linter.Observe(era, method, params, result, err)
+			if prev != nil {
+				prev(era, method, params, result, err)
+			}
+		}
+	}
+	return t, nil
+}
+
+// recorder opens the --record file once per run (0600: it may hold tool arguments).
+func (f *Factory) recorder() (*recording, error) {
+	f.recOnce.Do(func() {
+		file, err := os.OpenFile(f.Global.Record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			f.recErr = flagErrorf("--record %s: %v", f.Global.Record, err)
+			return
+		}
+		r := &recording{file: file}
+		r.linter = check.NewLinter(func(v check.Violation) {
+			b, _ := json.Marshal(map[string]any{"kind": "violation", "time": time.Now().UTC().Format(time.RFC3339Nano),
+				"rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen})
+			_, _ = r.Write(append(b, '\n'))
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(v.Seen))
+		})
+		f.rec = r
+	})
+	return f.rec, f.recErr
+}
+
+// closeRecorder flushes and closes the --record file at the end of a run.
+func (f *Factory) closeRecorder() {
+	if f.rec != nil {
+		_ = f.rec.file.Sync()
+		_ = f.rec.file.Close()
+	}
+}
+
+var _ io.Writer = (*recording)(nil)
