@@ -190,6 +190,9 @@ func (o *outcome) abandoned(ctx, wctx context.Context, t *rpc.Task, err error, t
 
 // finish reports a task whose wait is over: terminal, or needing input.
 func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
+	// The last status is recorded even when no poll saw it change (a task already finished
+	// when first asked): a record kept with --keep must say how the task ended.
+	o.saveStatus(ctx, t)
 	switch t.Status {
 	case rpc.StatusInputRequired:
 		if o.f.Global.JSON {
