@@ -120,8 +120,13 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 	// Elicitation is declared only where something can answer (C26-MRTR §Server Requirements):
 	// the live view on a terminal, or --answer.
-	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: live && !opts.Detach}, answers,
-		func(msg string) { f.warnf("%s", msg) })
+	var poller *tuiPoller
+	base := rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: live && !opts.Detach}
+	if live && !opts.Detach && answers == nil {
+		poller = newTUIPoller()
+		base.OnRequest = poller.onRequest // 2025-11-25 questions go to the view
+	}
+	copts := answerOptions(base, answers, func(msg string) { f.warnf("%s", msg) })
 	c, ref, err := f.connect(ctx, copts)
 	if err != nil {
 		return err
@@ -219,8 +224,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return nil
 	}
 	if live {
+		if poller == nil {
+			poller = newTUIPoller()
+		}
 		rec := newRecord(c, ref, opts.Tool, t, f.Now())
-		return runTUI(ctx, f, "call", []*tuiEntry{{rec: rec, out: out, task: t}})
+		return runTUI(ctx, f, "call", poller, []*tuiEntry{{rec: rec, out: out, task: t}})
 	}
 	if f.Global.JSONL {
 		_ = writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Tool: opts.Tool, Task: t.Raw})

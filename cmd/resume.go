@@ -281,8 +281,9 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGroup) error {
 	var entries []*tuiEntry
 	var codes []int
+	p := newTUIPoller()
 	for _, g := range groups {
-		c, ref, err := g.connect(ctx, rpc.ClientOptions{Elicitation: true})
+		c, ref, err := g.connect(ctx, rpc.ClientOptions{Elicitation: true, OnRequest: p.onRequest})
 		if err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "mcptask: cannot reach %s: %v\n", g.rec.Server.Display(), err)
 			codes = append(codes, exitCode(ctx, err))
@@ -296,7 +297,7 @@ func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGro
 	if len(entries) == 0 {
 		return &ExitError{Code: worstCode(codes), Err: fmt.Errorf("no server could be reached")}
 	}
-	err := runTUI(ctx, f, kind, entries)
+	err := runTUI(ctx, f, kind, p, entries)
 	if len(codes) > 0 {
 		codes = append(codes, exitCode(ctx, err))
 		return &ExitError{Code: worstCode(codes), Err: fmt.Errorf("some servers could not be reached")}

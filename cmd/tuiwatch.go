@@ -32,6 +32,87 @@ type tuiEntry struct {
 type tuiPoller struct {
 	mu      sync.Mutex
 	entries map[string]*tuiEntry
+
+	// 2025-11-25: questions arrive as elicitation/create requests while tasks/result is open
+	// (C25-TASKS §Input Required Status). Each waits in asks until the view answers it.
+	asks     map[string]map[string]*legacyAsk // task id -> key -> question
+	opening  map[string]bool                  // task id -> tasks/result in flight
+	askCount int
+}
+
+// legacyAsk is a server-to-client request waiting for the person at the terminal.
+type legacyAsk struct {
+	req    tui.InputRequest
+	answer chan json.RawMessage
+}
+
+func newTUIPoller() *tuiPoller {
+	return &tuiPoller{entries: map[string]*tuiEntry{}, asks: map[string]map[string]*legacyAsk{}, opening: map[string]bool{}}
+}
+
+// onRequest is the clients' OnRequest in the live view: it parks a 2025-11-25 elicitation
+// until the view answers it. Sampling is refused; roots only with the user's consent, asked
+// like any other question.
+func (p *tuiPoller) onRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	if method == "sampling/createMessage" {
+		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "mcptask does not sample language models"}
+	}
+	var pr struct {
+		Mode            string          `json:"mode"`
+		Message         string          `json:"message"`
+		URL             string          `json:"url"`
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+		Meta            map[string]struct {
+			TaskID string `json:"taskId"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &pr)
+	id := pr.Meta[rpc.MetaRelatedTask].TaskID
+	p.mu.Lock()
+	if id == "" || p.entries[id] == nil {
+		// C25-TASKS §Input Required Status: requests for a task carry related-task meta; one
+		// this view cannot place is cancelled rather than left hanging.
+		p.mu.Unlock()
+		return json.RawMessage(`{"action":"cancel"}`), nil
+	}
+	p.askCount++
+	key := fmt.Sprintf("question-%d", p.askCount)
+	ask := &legacyAsk{req: tui.InputRequest{Key: key, Kind: method, Message: pr.Message, Mode: pr.Mode, URL: pr.URL, Schema: pr.RequestedSchema},
+		answer: make(chan json.RawMessage, 1)}
+	if p.asks[id] == nil {
+		p.asks[id] = map[string]*legacyAsk{}
+	}
+	p.asks[id][key] = ask
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.asks[id], key)
+		p.mu.Unlock()
+	}()
+	select {
+	case resp := <-ask.answer:
+		return resp, nil
+	case <-ctx.Done():
+		return json.RawMessage(`{"action":"cancel"}`), nil
+	}
+}
+
+// openResult keeps a 2025-11-25 tasks/result open while the task waits for input, so that
+// its questions can arrive.
+func (p *tuiPoller) openResult(ctx context.Context, e *tuiEntry, id string) {
+	p.mu.Lock()
+	if p.opening[id] {
+		p.mu.Unlock()
+		return
+	}
+	p.opening[id] = true
+	p.mu.Unlock()
+	go func() {
+		_, _, _ = e.out.c.TaskResult(ctx, id)
+		p.mu.Lock()
+		p.opening[id] = false
+		p.mu.Unlock()
+	}()
 }
 
 func (p *tuiPoller) entry(id string) (*tuiEntry, error) {
@@ -66,7 +147,16 @@ func (p *tuiPoller) Poll(ctx context.Context, id string) (tui.Snapshot, error) {
 	if changed {
 		e.out.saveStatus(ctx, t)
 	}
-	return snapshot(e, t), nil
+	if t.Status == rpc.StatusInputRequired && e.out.c.Era() == rpc.EraLegacy {
+		p.openResult(context.WithoutCancel(ctx), e, id)
+	}
+	snap := snapshot(e, t)
+	p.mu.Lock()
+	for _, a := range p.asks[id] {
+		snap.Inputs = append(snap.Inputs, a.req)
+	}
+	p.mu.Unlock()
+	return snap, nil
 }
 
 func (p *tuiPoller) Cancel(ctx context.Context, id string) (tui.Snapshot, error) {
@@ -92,6 +182,17 @@ func (p *tuiPoller) Answer(ctx context.Context, id, key string, resp json.RawMes
 	e, err := p.entry(id)
 	if err != nil {
 		return err
+	}
+	p.mu.Lock()
+	ask := p.asks[id][key]
+	p.mu.Unlock()
+	if ask != nil {
+		// 2025-11-25: the answer is the response to the parked elicitation/create.
+		if ask.req.Kind == "sampling/createMessage" {
+			resp = json.RawMessage(`{"action":"decline"}`)
+		}
+		ask.answer <- resp
+		return nil
 	}
 	// EXT §Task Update Requests: tasks/update with only currently outstanding keys.
 	if err := e.out.c.UpdateTask(ctx, id, map[string]json.RawMessage{key: resp}); err != nil {
@@ -147,8 +248,7 @@ func snapshot(e *tuiEntry, t *rpc.Task) tui.Snapshot {
 // runTUI shows the live view over entries, then reports each task the way the plain mode
 // does: results of finished tasks on stdout (after the view is gone), the most severe exit
 // code, and on detach exit 130 with the command that resumes.
-func runTUI(ctx context.Context, f *Factory, kind string, entries []*tuiEntry) error {
-	p := &tuiPoller{entries: map[string]*tuiEntry{}}
+func runTUI(ctx context.Context, f *Factory, kind string, p *tuiPoller, entries []*tuiEntry) error {
 	ids := make([]string, 0, len(entries))
 	initial := map[string]tui.Snapshot{}
 	for _, e := range entries {
