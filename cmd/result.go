@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
@@ -10,12 +9,9 @@ import (
 
 // ResultOptions are the inputs of `mcptask result`.
 type ResultOptions struct {
-	f        *Factory
-	TaskID   string
-	Timeout  time.Duration
-	Interval time.Duration
-	// Once is --timeout 0: check once and exit (8 when still running).
-	Once bool
+	f      *Factory
+	TaskID string
+	WaitFlags
 	AnswerFlags
 }
 
@@ -41,9 +37,8 @@ EXIT STATUS
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskID = args[0]
-			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
-			if opts.Timeout < 0 || opts.Interval < 0 {
-				return flagErrorf("--timeout and --interval must not be negative")
+			if err := opts.WaitFlags.resolve(c); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -51,8 +46,7 @@ EXIT STATUS
 			return runResult(c.Context(), opts)
 		},
 	}
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
-	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.WaitFlags.AddFlags(c)
 	opts.AnswerFlags.AddFlags(c.Flags())
 	return c
 }

@@ -17,12 +17,9 @@ import (
 
 // ResumeOptions are the inputs of `mcptask resume`.
 type ResumeOptions struct {
-	f        *Factory
-	TaskIDs  []string
-	Timeout  time.Duration
-	Interval time.Duration
-	// Once is --timeout 0: check once and exit (8 when still running).
-	Once bool
+	f       *Factory
+	TaskIDs []string
+	WaitFlags
 	AnswerFlags
 }
 
@@ -52,12 +49,11 @@ EXIT STATUS
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
-			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
 			if f.Global.JSONL {
 				f.Global.JSON = true
 			}
-			if opts.Timeout < 0 || opts.Interval < 0 {
-				return flagErrorf("--timeout and --interval must not be negative")
+			if err := opts.WaitFlags.resolve(c); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -65,10 +61,9 @@ EXIT STATUS
 			return runResume(c.Context(), opts)
 		},
 	}
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
-	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.WaitFlags.AddFlags(c)
 	opts.AnswerFlags.AddFlags(c.Flags())
-	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream one JSON event per line on stdout (created, status, input_required, result, error)")
+	addJSONLFlag(c, f)
 	return c
 }
 
@@ -99,6 +94,28 @@ type resumeGroup struct {
 }
 
 func groupKey(r state.Record) string { return r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID }
+
+// groupSet gathers ledger records into one group per connection (server, era and session).
+type groupSet struct {
+	groups []*resumeGroup
+	byKey  map[string]*resumeGroup
+}
+
+func (gs *groupSet) add(f *Factory, r state.Record) {
+	if gs.byKey == nil {
+		gs.byKey = map[string]*resumeGroup{}
+	}
+	k := groupKey(r)
+	g := gs.byKey[k]
+	if g == nil {
+		g = &resumeGroup{rec: r, connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+			return f.connectRecord(ctx, &r, o)
+		}}
+		gs.byKey[k] = g
+		gs.groups = append(gs.groups, g)
+	}
+	g.recs = append(g.recs, r)
+}
 
 // selectResume picks the records to resume: the unfinished ones, or the named ones.
 func selectResume(f *Factory, file *state.File, ids []string) ([]state.Record, error) {
@@ -161,21 +178,11 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "nothing to resume: no unfinished tasks in %s\n", st.Path())
 		return nil
 	}
-	var groups []*resumeGroup
-	byKey := map[string]*resumeGroup{}
+	var gs groupSet
 	for _, r := range recs {
-		k := groupKey(r)
-		g := byKey[k]
-		if g == nil {
-			g = &resumeGroup{rec: r, connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-				return f.connectRecord(ctx, &r, o)
-			}}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		g.recs = append(g.recs, r)
+		gs.add(f, r)
 	}
-	return followMany(ctx, f, "resume", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
+	return followMany(ctx, f, "resume", gs.groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
 }
 
 // followOptions tune followMany.

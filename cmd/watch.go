@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -11,11 +10,9 @@ import (
 
 // WatchOptions are the inputs of `mcptask watch`.
 type WatchOptions struct {
-	f        *Factory
-	TaskIDs  []string
-	Timeout  time.Duration
-	Interval time.Duration
-	Once     bool
+	f       *Factory
+	TaskIDs []string
+	WaitFlags
 	AnswerFlags
 }
 
@@ -42,12 +39,11 @@ EXIT STATUS
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
-			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
 			if f.Global.JSONL {
 				f.Global.JSON = true
 			}
-			if opts.Timeout < 0 || opts.Interval < 0 {
-				return flagErrorf("--timeout and --interval must not be negative")
+			if err := opts.WaitFlags.resolve(c); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -55,10 +51,9 @@ EXIT STATUS
 			return runWatch(c.Context(), opts)
 		},
 	}
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the tasks keep running")
-	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	opts.WaitFlags.AddFlags(c)
 	opts.AnswerFlags.AddFlags(c.Flags())
-	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream one JSON event per line on stdout (created, status, input_required, result, error)")
+	addJSONLFlag(c, f)
 	return c
 }
 
@@ -72,8 +67,7 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 	if err != nil {
 		return err
 	}
-	var groups []*resumeGroup
-	byKey := map[string]*resumeGroup{}
+	var gs groupSet
 	var flagGroup *resumeGroup
 	seen := map[string]bool{}
 	for _, id := range opts.TaskIDs {
@@ -85,31 +79,21 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 		if err != nil {
 			return err
 		}
-		if rec == nil {
-			// Not in the ledger: the server named by the flags.
-			if flagGroup == nil {
-				if _, _, err := f.serverRef(); err != nil {
-					return err
-				}
-				flagGroup = &resumeGroup{connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-					return f.connect(ctx, o)
-				}}
-				groups = append(groups, flagGroup)
-			}
-			flagGroup.recs = append(flagGroup.recs, state.Record{TaskID: id})
+		if rec != nil {
+			gs.add(f, *rec)
 			continue
 		}
-		r := *rec
-		k := groupKey(r)
-		g := byKey[k]
-		if g == nil {
-			g = &resumeGroup{rec: r, connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-				return f.connectRecord(ctx, &r, o)
+		// Not in the ledger: the server named by the flags.
+		if flagGroup == nil {
+			if _, _, err := f.serverRef(); err != nil {
+				return err
+			}
+			flagGroup = &resumeGroup{connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+				return f.connect(ctx, o)
 			}}
-			byKey[k] = g
-			groups = append(groups, g)
+			gs.groups = append(gs.groups, flagGroup)
 		}
-		g.recs = append(g.recs, r)
+		flagGroup.recs = append(flagGroup.recs, state.Record{TaskID: id})
 	}
-	return followMany(ctx, f, "watch", groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
+	return followMany(ctx, f, "watch", gs.groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
 }
