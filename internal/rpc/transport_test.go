@@ -546,3 +546,25 @@ func TestSSEParsing(t *testing.T) {
 		t.Fatalf("an event cut off by the end of the stream must be dropped: %v", err)
 	}
 }
+
+// FuzzDecodeMessage: arbitrary bytes never panic the envelope decoder, and whatever it
+// accepts is a request, a notification or a response.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","method":"x"}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"m"}}`, `[]`, `{"jsonrpc":"1.0"}`, `{"jsonrpc":"2.0","id":{"a":1},"method":"m"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeMessage(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error not ErrMalformed: %v", err)
+			}
+			return
+		}
+		if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
+			t.Fatalf("accepted a message of no kind: %s", b)
+		}
+		_ = m.IDKey()
+	})
+}
