@@ -40,7 +40,9 @@ func serveDemo() int {
 		return 1
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	go func() { _ = http.Serve(ln, srv.Handler()) }()
+	st := newServerStats()
+	hs := &http.Server{Handler: st.wrap(srv.Handler()), ConnState: st.connState}
+	go func() { _ = hs.Serve(ln) }()
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
 	return 0
 }

@@ -26,6 +26,8 @@ type GlobalOptions struct {
 	StatePath string
 	// Keep keeps finished tasks in the ledger as history (--keep).
 	Keep bool
+	// MaxConns bounds the connections to one server, shared by every task on it (--max-conns).
+	MaxConns int
 	// Record is the --record file: an NDJSON transcript of the wire, linted live.
 	Record string
 	// Config is an extra config file of named servers (--config, $MCPTASK_CONFIG).
@@ -56,6 +58,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
 	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
 	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
+	fs.IntVar(&g.MaxConns, "max-conns", rpc.DefaultMaxConnsPerHost, "at most `N` connections to one server, shared by all its tasks")
 	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
@@ -175,7 +178,7 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 	}
 	var t rpc.Transport
 	if ref.URL != "" {
-		ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace})
+		ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace, HTTPClient: f.httpClient(ref.URL)})
 		if err != nil {
 			return nil, ref, err
 		}
@@ -266,4 +269,26 @@ func (f *Factory) stdioEnv(ref ServerRef) []string {
 		}
 	}
 	return env
+}
+
+// httpClient returns the one connection pool of the server at rawURL for this run: every
+// connection (each 2025-11-25 session, each resumed group) to the same host shares it, so a
+// thousand tasks on one server use at most --max-conns connections.
+func (f *Factory) httpClient(rawURL string) *http.Client {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	key := u.Scheme + "://" + u.Host
+	f.poolMu.Lock()
+	defer f.poolMu.Unlock()
+	if f.pools == nil {
+		f.pools = map[string]*http.Client{}
+	}
+	if c := f.pools[key]; c != nil {
+		return c
+	}
+	c := &http.Client{Transport: rpc.NewPool(f.Global.Insecure, f.Global.MaxConns)}
+	f.pools[key] = c
+	return c
 }

@@ -268,7 +268,7 @@ func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.He
 	if err != nil {
 		return nil, ref, err
 	}
-	ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace})
+	ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace, HTTPClient: f.httpClient(ref.URL)})
 	if err != nil {
 		return nil, ref, err
 	}

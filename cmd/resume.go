@@ -192,7 +192,13 @@ type followOptions struct {
 	Answers           answerSet
 	// Prompt is --on-input prompt: the live view may ask.
 	Prompt bool
+	// inFlight caps the polls in flight across all tasks (set by followMany).
+	inFlight chan struct{}
 }
+
+// maxPollsInFlight caps concurrent tasks/get across a run, protecting both sides when a
+// thousand tasks are followed at once.
+const maxPollsInFlight = 64
 
 // followMany follows the tasks of every group to their end at once (one connection per
 // group), prints each outcome as it comes, and returns the most severe exit code. resume and
@@ -203,6 +209,7 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	}
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
+	opts.inFlight = make(chan struct{}, maxPollsInFlight)
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
 	if f.Global.JSONL {
 		printer.events = f.IO.Out
@@ -375,5 +382,5 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 	base.Status = t.Status
 	o.saveStatus(ctx, t)
 	printer.Task(t)
-	return finish(o.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once}, printer, opts.Timeout))
+	return finish(o.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, Spread: true, InFlight: opts.inFlight}, printer, opts.Timeout))
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -32,6 +33,9 @@ type Factory struct {
 	recOnce sync.Once
 	rec     *recording
 	recErr  error
+
+	poolMu sync.Mutex
+	pools  map[string]*http.Client
 }
 
 // NewFactory returns a Factory on io with the real clock and environment.

@@ -160,6 +160,11 @@ type pollOptions struct {
 	// InputDone, when it returns true for an input_required task, keeps the wait going:
 	// every question was answered and the server has yet to move on.
 	InputDone func(t *rpc.Task) bool
+	// Spread makes the first poll come at a random point within the interval, so that many
+	// tasks resumed together do not all poll in the same millisecond.
+	Spread bool
+	// InFlight, when set, caps the polls in flight across every task of the run.
+	InFlight chan struct{}
 }
 
 // errStillRunning is --timeout 0 finding the task not finished.
@@ -187,6 +192,10 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 			delay = max(delay, backoff(failures), nextAfter)
 		}
 		nextAfter = 0
+		if o.Spread {
+			o.Spread = false
+			delay = time.Duration(rand.Int64N(int64(delay))) + time.Millisecond
+		}
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -196,9 +205,19 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 		}
 		// A server that accepts the connection and never answers must not hang the wait: each
 		// poll has its own deadline, separate from --timeout.
+		if o.InFlight != nil {
+			select {
+			case o.InFlight <- struct{}{}:
+			case <-ctx.Done():
+				return t, ctx.Err()
+			}
+		}
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		nt, err := c.GetTask(rctx, t.TaskID)
 		cancel()
+		if o.InFlight != nil {
+			<-o.InFlight
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return t, ctx.Err()

@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+)
+
+// serverStats is what a benchmark's demo server measures of its client: connections open at
+// once, and when each task was polled.
+type serverStats struct {
+	mu       sync.Mutex
+	open     int
+	maxOpen  int
+	polls    map[string][]time.Time
+	recordOn bool
+}
+
+func newServerStats() *serverStats { return &serverStats{polls: map[string][]time.Time{}} }
+
+func (s *serverStats) connState(_ net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		s.open++
+		s.maxOpen = max(s.maxOpen, s.open)
+	case http.StateClosed, http.StateHijacked:
+		s.open--
+	}
+}
+
+func (s *serverStats) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stats" {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			_ = json.NewEncoder(w).Encode(map[string]any{"maxOpen": s.maxOpen, "polls": s.polls})
+			return
+		}
+		if r.URL.Path == "/stats/start" {
+			s.mu.Lock()
+			s.recordOn, s.maxOpen, s.polls = true, 0, map[string][]time.Time{}
+			s.mu.Unlock()
+			return
+		}
+		if r.Header.Get("Mcp-Method") == "tasks/get" {
+			id := r.Header.Get("Mcp-Name")
+			s.mu.Lock()
+			if s.recordOn {
+				s.polls[id] = append(s.polls[id], time.Now())
+			}
+			s.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// BenchmarkResume1000 is issue 7's scale target: `mcptask resume` (the real binary) over 1,000
+// working tasks spread over 3 demo servers (child processes) polling at 1 s, for 30 s. It
+// reports the client's CPU as a share of one core, its peak resident memory, the most
+// connections any server saw open at once, and the worst mean and worst single gap between
+// polls of one task. Run with -benchtime 1x.
+func BenchmarkResume1000(b *testing.B) {
+	const tasks, servers, watch = 1000, 3, 30 * time.Second
+	bin := filepath.Join(b.TempDir(), "mcptask")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	var urls []string
+	for range servers {
+		urls = append(urls, startDemo(b))
+	}
+	ledger := filepath.Join(b.TempDir(), "tasks.json")
+	ctx := context.Background()
+	var recs []state.Record
+	for i := range tasks {
+		url := urls[i%servers]
+		tr, _ := rpc.NewHTTPTransport(url, rpc.HTTPOptions{})
+		c := rpc.NewClient(tr, rpc.ClientOptions{Protocol: rpc.VersionModern, Info: rpc.Implementation{Name: "bench", Version: "1"}})
+		c.Assume(rpc.EraModern, "")
+		res, err := c.CallTool(ctx, rpc.CallParams{Name: "forever"})
+		tr.Close()
+		if err != nil || res.Task == nil {
+			b.Fatalf("create task %d: %v", i, err)
+		}
+		recs = append(recs, state.Record{TaskID: res.Task.TaskID, Server: state.Server{URL: url}, Era: "2026-07-28", Protocol: "2026-07-28",
+			Tool: "forever", CreatedAt: res.Task.CreatedAt, Status: "working"})
+	}
+	if err := state.Open(ledger).Update(func(f *state.File) error { f.Tasks = recs; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	for _, u := range urls {
+		resp, err := statsClient.Get(strings.TrimSuffix(u, "/mcp") + "/stats/start")
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for b.Loop() {
+		cmd := exec.Command(bin, "resume", "--timeout", watch.String())
+		cmd.Env = append(os.Environ(), "MCPTASK_STATE="+ledger)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Stdout = io.Discard
+		start := time.Now()
+		err := cmd.Run()
+		wall := time.Since(start)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 124 {
+			b.Fatalf("resume: %v (want exit 124 at the timeout)\n%s", err, tail(stderr.String()))
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		b.ReportMetric(100*float64(cpu)/float64(wall), "%cpu")
+		b.ReportMetric(float64(ru.Maxrss)/1024, "MB-rss")
+	}
+	maxConns, worstMean, worstGap, polled := 0, time.Duration(0), time.Duration(0), 0
+	for _, u := range urls {
+		resp, err := statsClient.Get(strings.TrimSuffix(u, "/mcp") + "/stats")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var st struct {
+			MaxOpen int                    `json:"maxOpen"`
+			Polls   map[string][]time.Time `json:"polls"`
+		}
+		_ = json.NewDecoder(bufio.NewReader(resp.Body)).Decode(&st)
+		resp.Body.Close()
+		maxConns = max(maxConns, st.MaxOpen)
+		for _, ts := range st.Polls {
+			sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+			if len(ts) < 3 {
+				continue
+			}
+			polled++
+			for i := 1; i < len(ts); i++ {
+				worstGap = max(worstGap, ts[i].Sub(ts[i-1]))
+			}
+			worstMean = max(worstMean, ts[len(ts)-1].Sub(ts[0])/time.Duration(len(ts)-1))
+		}
+	}
+	b.ReportMetric(float64(maxConns), "max-conns/server")
+	b.ReportMetric(float64(worstMean.Milliseconds()), "worst-mean-gap-ms")
+	b.ReportMetric(float64(worstGap.Milliseconds()), "worst-gap-ms")
+	b.ReportMetric(float64(polled), "tasks-polled")
+	fmt.Fprintf(os.Stderr, "resume over %d tasks on %d servers for %s\n", tasks, servers, watch)
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
+
+// statsClient reads a server's stats without keeping a connection open, so it is not counted
+// among the client's.
+var statsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
