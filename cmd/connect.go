@@ -184,7 +184,7 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 		}
 		t = ht
 	} else {
-		st, err := rpc.NewStdioTransport(ctx, rpc.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), Trace: trace})
+		st, err := rpc.NewRestartingStdio(ctx, rpc.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), Trace: trace})
 		if err != nil {
 			return nil, ref, fmt.Errorf("start %s: %w", ref.Argv[0], err)
 		}
@@ -195,6 +195,11 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 	}
 	if opts.Protocol == "" {
 		opts.Protocol = f.Global.Protocol
+	}
+	if opts.OnRestart == nil {
+		opts.OnRestart = func(cause error) {
+			f.warnf("the stdio server died (%v) and was started again; its tasks survive only if it keeps them", cause)
+		}
 	}
 	opts.Info = rpc.Implementation{Name: "mcptask", Version: Version}
 	c := rpc.NewClient(t, opts)

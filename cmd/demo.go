@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +23,8 @@ type DemoOptions struct {
 	Step     time.Duration
 	Protocol string
 	Seconds  int
+	// ExitAfter (hidden --exit-after) stops a stdio server after that many requests.
+	ExitAfter int
 }
 
 // NewCmdDemo returns `mcptask demo`, which shows mcptask at work against its built-in
@@ -105,6 +108,8 @@ restart, which is what resume tests need.`,
 	c.Flags().BoolVar(&opts.Stdio, "stdio", false, "serve one client on stdin/stdout instead of HTTP")
 	c.Flags().StringVar(&opts.Store, "store", "", "keep tasks in this `FILE` across restarts")
 	c.Flags().DurationVar(&opts.Step, "step", time.Second, "length of one step of the sleep and forever tools")
+	c.Flags().IntVar(&opts.ExitAfter, "exit-after", 0, "with --stdio, stop after reading `N` requests (fault injection for tests)")
+	_ = c.Flags().MarkHidden("exit-after")
 	return c
 }
 
@@ -117,7 +122,11 @@ func runDemoServe(ctx context.Context, opts *DemoOptions) error {
 	}
 	defer srv.Close()
 	if opts.Stdio {
-		err := srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+		in := f.IO.In
+		if opts.ExitAfter > 0 {
+			in = &lineLimit{r: in, left: opts.ExitAfter}
+		}
+		err := srv.ServeStdio(ctx, in, f.IO.Out)
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
@@ -144,4 +153,27 @@ func runDemoServe(ctx context.Context, opts *DemoOptions) error {
 		fmt.Fprintln(os.Stderr, err)
 		return err
 	}
+}
+
+// lineLimit ends its input after a number of lines: the demo server's --exit-after, which lets
+// tests make a stdio server die in the middle of a watch.
+type lineLimit struct {
+	r    io.Reader
+	left int
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, io.EOF
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == '\n' {
+			l.left--
+			if l.left == 0 {
+				return i + 1, nil // whatever follows the last allowed line is dropped
+			}
+		}
+	}
+	return n, err
 }

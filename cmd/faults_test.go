@@ -134,3 +134,22 @@ func TestRecordWritesTheWireAndFlagsViolations(t *testing.T) {
 		t.Errorf("no warning on stderr:\n%s", r.Stderr)
 	}
 }
+
+// TestStdioServerRestartedMidWatch: a stdio server that dies in the middle of a wait is
+// started again with the same command; with --store its tasks survive and the task finishes.
+func TestStdioServerRestartedMidWatch(t *testing.T) {
+	t.Setenv("MCPTASK_TEST_MAIN", "1")
+	store := filepath.Join(t.TempDir(), "store.json")
+	server := shellQuote(os.Args[0]) + " demo serve --stdio --step 30ms --store " + shellQuote(store) + " --exit-after 5"
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=100", "--stdio", server, "--protocol", era, "--timeout", "60s")
+			if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept 100 seconds") {
+				t.Fatalf("code %d\nstdout %q\nstderr %s", r.Code, r.Stdout, r.Stderr)
+			}
+			if !strings.Contains(r.Stderr, "started again") {
+				t.Errorf("the restart is not reported:\n%s", r.Stderr)
+			}
+		})
+	}
+}

@@ -39,6 +39,9 @@ type ClientOptions struct {
 	// Observe, when set, sees every request's method, params and outcome (the result, or the
 	// error): the hook for linting a server's traffic while recording it.
 	Observe func(era Era, method string, params map[string]any, result json.RawMessage, err error)
+	// OnRestart is told when a dead stdio server was started again (its tasks survive only if
+	// it persisted them).
+	OnRestart func(cause error)
 	// ProbeTimeout, when positive, bounds the server/discover probe. Set it for stdio, where a
 	// legacy server may say nothing at all (C26-STDIO §Backward Compatibility: "no answer
 	// within a timeout" means legacy). Over HTTP every server answers, so it stays 0 there.
@@ -362,6 +365,22 @@ func (c *Client) callHdr(ctx context.Context, method string, params map[string]a
 			// C26-CHLOG major item 9: a broken stream loses the request; re-issue it with a
 			// new id. Only reads are re-issued automatically: a tools/call might run twice.
 			if errors.Is(err, ErrStreamBroken) && era == EraModern && attempt < 2 && method != "tools/call" {
+				continue
+			}
+			// C26-STDIO: a server that died is started again; the request is re-sent once
+			// (never tools/call, which might then run twice), after the handshake its era needs.
+			if r, ok := c.t.(Restarter); ok && errors.Is(err, ErrServerExited) && attempt == 0 && method != "tools/call" && method != "initialize" {
+				if rerr := r.Restart(ctx); rerr != nil {
+					return nil, fmt.Errorf("%s: %w; restarting it failed: %v", method, err, rerr)
+				}
+				if c.opts.OnRestart != nil {
+					c.opts.OnRestart(err)
+				}
+				if era == EraLegacy {
+					if ierr := c.initialize(ctx); ierr != nil {
+						return nil, fmt.Errorf("%s: server restarted, and initialize failed: %w", method, ierr)
+					}
+				}
 				continue
 			}
 			// C25-TRANS §Session Management: on 404 with a session the client MUST start a
