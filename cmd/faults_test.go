@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -151,5 +152,77 @@ func TestStdioServerRestartedMidWatch(t *testing.T) {
 				t.Errorf("the restart is not reported:\n%s", r.Stderr)
 			}
 		})
+	}
+}
+
+// TestServerDownMidWatch: the HTTP server goes away while tasks are being followed and comes
+// back (from its store, on the same address); the wait backs off, says so, and finishes.
+func TestServerDownMidWatch(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store.json")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	url := "http://" + addr + "/mcp"
+	var mu sync.Mutex
+	gets := 0
+	start := func(ln net.Listener) (*demo.Server, *http.Server) {
+		srv, err := demo.New(demo.Options{Store: store, StepDelay: 40 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner := srv.Handler()
+		hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Mcp-Method") == "tasks/get" {
+				mu.Lock()
+				gets++
+				mu.Unlock()
+			}
+			inner.ServeHTTP(w, r)
+		})}
+		go hs.Serve(ln)
+		return srv, hs
+	}
+	srv, hs := start(ln)
+	var ids []string
+	for range 2 {
+		r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=40", "--detach", "--server", url)
+		ids = append(ids, strings.TrimSpace(r.Stdout))
+	}
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
+	f.Getenv = func(k string) string {
+		if k == "MCPTASK_STATE" {
+			return testLedger(t)
+		}
+		return ""
+	}
+	done := make(chan cliResult, 1)
+	go func() {
+		code := Run(t.Context(), f, []string{"watch", ids[0], ids[1], "--timeout", "60s"})
+		done <- cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+	}()
+	waitFor(t, "the first polls", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return gets >= 2 })
+	hs.Close() // the server goes away
+	srv.Close()
+	waitFor(t, "a failed poll to be reported", 20*time.Second, func() bool { return strings.Contains(errOut.String(), "poll failed") })
+	mu.Lock()
+	before := gets
+	mu.Unlock()
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2, hs2 := start(ln2)
+	defer func() { hs2.Close(); srv2.Close() }()
+	r := <-done
+	if r.Code != ExitOK || strings.Count(r.Stdout, "slept 40 seconds") != 2 {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gets <= before {
+		t.Errorf("no poll reached the restarted server")
 	}
 }
