@@ -166,18 +166,28 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 	// C26-MRTR: a tools/call answered with input_required is retried with inputResponses
 	// and the echoed requestState, as many rounds as the server asks (bounded).
-	for round := 0; res.Kind == rpc.KindInputRequired && answers != nil && round < 16; round++ {
+	for round := 0; res.Kind == rpc.KindInputRequired && (answers != nil || poller != nil) && round < 16; round++ {
 		responses := map[string]json.RawMessage{}
-		for _, k := range sortedKeys(res.InputRequests) {
-			ans, ok := answers.lookup(k)
-			if !ok {
-				break
-			}
-			resp, err := response(k, res.InputRequests[k], ans)
-			if err != nil {
+		if poller != nil {
+			// On a terminal, the person answers (the same forms as the watch view).
+			if responses, err = askMRTR(ctx, f, opts.Tool, res.InputRequests); err != nil {
 				return err
 			}
-			responses[k] = resp
+			if responses == nil {
+				return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input and none was given; nothing was started", opts.Tool)}
+			}
+		} else {
+			for _, k := range sortedKeys(res.InputRequests) {
+				ans, ok := answers.lookup(k)
+				if !ok {
+					break
+				}
+				resp, err := response(k, res.InputRequests[k], ans)
+				if err != nil {
+					return err
+				}
+				responses[k] = resp
+			}
 		}
 		if len(responses) < len(res.InputRequests) {
 			break

@@ -216,19 +216,7 @@ func snapshot(e *tuiEntry, t *rpc.Task) tui.Snapshot {
 		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt,
 		TTL: t.TTL, PollInterval: t.PollInterval,
 	}
-	for _, k := range sortedKeys(t.InputRequests) {
-		var r struct {
-			Method string `json:"method"`
-			Params struct {
-				Mode            string          `json:"mode"`
-				Message         string          `json:"message"`
-				URL             string          `json:"url"`
-				RequestedSchema json.RawMessage `json:"requestedSchema"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(t.InputRequests[k], &r)
-		s.Inputs = append(s.Inputs, tui.InputRequest{Key: k, Kind: r.Method, Message: r.Params.Message, Mode: r.Params.Mode, URL: r.Params.URL, Schema: r.Params.RequestedSchema})
-	}
+	s.Inputs = tuiInputs(t.InputRequests)
 	if t.Status.Terminal() && len(t.Result) > 0 {
 		if tr, err := rpc.DecodeToolResult(t.Result); err == nil {
 			for _, c := range tr.Content {
@@ -324,4 +312,40 @@ func runTUI(ctx context.Context, f *Factory, kind string, p *tuiPoller, entries 
 		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("detached; the tasks keep running and stay in the ledger: mcptask resume")}
 	}
 	return &ExitError{Code: code, Err: fmt.Errorf("%d of %d task(s) did not complete well", countBad(codes), len(codes)), Silent: len(codes) == 1}
+}
+
+// tuiInputs converts wire inputRequests (EXT §Task Update Requests, C26-MRTR) for the view.
+func tuiInputs(reqs map[string]json.RawMessage) []tui.InputRequest {
+	var out []tui.InputRequest
+	for _, k := range sortedKeys(reqs) {
+		var r struct {
+			Method string `json:"method"`
+			Params struct {
+				Mode            string          `json:"mode"`
+				Message         string          `json:"message"`
+				URL             string          `json:"url"`
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(reqs[k], &r)
+		out = append(out, tui.InputRequest{Key: k, Kind: r.Method, Message: r.Params.Message, Mode: r.Params.Mode, URL: r.Params.URL, Schema: r.Params.RequestedSchema})
+	}
+	return out
+}
+
+// askMRTR asks, on the terminal, the questions a tools/call answered with input_required
+// (C26-MRTR) and returns the responses, or nil when the person left.
+func askMRTR(ctx context.Context, f *Factory, tool string, reqs map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	wd, _ := os.Getwd()
+	m := tui.NewAsk(tool, tuiInputs(reqs), tui.Options{WorkDir: wd, NoColor: f.Getenv("NO_COLOR") != ""})
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithFPS(tui.FPS)}
+	if w, h := f.IO.Size(); w > 0 && h > 0 {
+		popts = append(popts, tea.WithWindowSize(w, h))
+	}
+	final, err := tea.NewProgram(m, popts...).Run()
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("question view: %w", err)
+	}
+	fm, _ := final.(tui.AskModel)
+	return fm.Responses(), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 )
 
 // TestDetailGolden drives one task through three polls on a fixed clock and compares the
@@ -494,5 +495,29 @@ func TestEscapesNeverReachTheFrame(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAskModel answers two questions in turn and returns both responses; ctrl+c returns none.
+func TestAskModel(t *testing.T) {
+	inputs := []InputRequest{
+		{Key: "a", Kind: "elicitation/create", Mode: "form", Message: "first", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
+		{Key: "b", Kind: "elicitation/create", Mode: "url", URL: "https://example.com/x", Message: "second"},
+	}
+	m := NewAsk("tool", inputs, Options{NoColor: true})
+	tm := teatest.NewTestModel(t, m)
+	tm.Type("yes")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "example.com") }, teatest.WithDuration(5*time.Second))
+	tm.Type("a")
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(AskModel)
+	r := final.Responses()
+	if string(r["a"]) != `{"action":"accept","content":{"ok":true}}` || string(r["b"]) != `{"action":"accept"}` {
+		t.Errorf("responses %v", r)
+	}
+	tm2 := teatest.NewTestModel(t, NewAsk("tool", inputs, Options{NoColor: true}))
+	tm2.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	if got := tm2.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(AskModel).Responses(); got != nil {
+		t.Errorf("ctrl+c must answer nothing: %v", got)
 	}
 }
