@@ -112,3 +112,62 @@ func TestConfirmOnTerminal(t *testing.T) {
 		t.Errorf("stdout %q, methods %v", out.String(), rec.Methods())
 	}
 }
+
+// runOnTerminal starts mcptask as if on a 100x30 terminal and returns a way to type into it.
+func runOnTerminal(t *testing.T, ctx context.Context, args ...string) (type_ func(string), out *lockedBuffer, errOut *lockedBuffer, code <-chan int) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	out, errOut = &lockedBuffer{}, &lockedBuffer{}
+	ios := &IOStreams{In: inR, Out: out, ErrOut: errOut}
+	ios.SetTTY(true, true, true)
+	ios.SetSize(100, 30)
+	f := NewFactory(ios)
+	f.Getenv = func(k string) string {
+		switch k {
+		case "MCPTASK_STATE":
+			return testLedger(t)
+		case "NO_COLOR":
+			return "1"
+		}
+		return ""
+	}
+	c := make(chan int, 1)
+	go func() { c <- Run(ctx, f, args) }()
+	return func(s string) { _, _ = io.WriteString(inW, s) }, out, errOut, c
+}
+
+// TestWatchOnTerminalCancelDetachResume drives the live view against the demo server: cancel a
+// task from the keyboard (c, y), detach from another (q: exit 130, task kept), then resume it.
+func TestWatchOnTerminalCancelDetachResume(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	r := runCLI(t, ctx, nil, "call", "forever", "--detach", "--server", url)
+	a := strings.TrimSpace(r.Stdout)
+	r = runCLI(t, ctx, nil, "call", "sleep", "--arg", "seconds=20", "--detach", "--server", url)
+	b := strings.TrimSpace(r.Stdout)
+
+	typeKeys, out, errOut, code := runOnTerminal(t, ctx, "watch", a)
+	waitFor(t, "the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "next poll") })
+	typeKeys("c")
+	waitFor(t, "the confirmation", 10*time.Second, func() bool { return strings.Contains(out.String(), "(y/n)") })
+	typeKeys("y")
+	if c := <-code; c != ExitCancelled {
+		t.Fatalf("watch after cancelling from the keyboard: exit %d, want %d\n%s", c, ExitCancelled, errOut.String())
+	}
+
+	typeKeys, out, errOut, code = runOnTerminal(t, ctx, "watch", b)
+	waitFor(t, "the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "next poll") })
+	typeKeys("q")
+	if c := <-code; c != ExitInterrupted || !strings.Contains(errOut.String(), "mcptask resume") {
+		t.Fatalf("detach: exit %d, want %d, with the resume command\n%s", c, ExitInterrupted, errOut.String())
+	}
+	if recs := ledgerRecords(t, testLedger(t)); len(recs) == 0 {
+		t.Fatal("a detached task must stay in the ledger")
+	}
+	res := runCLI(t, ctx, nil, "resume", b)
+	if res.Code != ExitOK || !strings.Contains(res.Stdout, "slept 20 seconds") {
+		t.Fatalf("resume after detach: %d %q %s", res.Code, res.Stdout, res.Stderr)
+	}
+}

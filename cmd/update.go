@@ -119,7 +119,7 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 			return flagErrorf("every key given was answered before; the task asks for: %s", strings.Join(sortedKeys(t.InputRequests), ", "))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", n, opts.TaskID)
-		return nil
+		return f.updateJSON(opts.TaskID, c.Era(), ref, sortedKeys(answers))
 	}
 
 	// 2025-11-25: the question arrives on tasks/result (C25-TASKS §Input Required Status).
@@ -154,5 +154,13 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	}
 	out.recordAnswered(opts.TaskID, []string{"elicitation"})
 	fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
-	return nil
+	return f.updateJSON(opts.TaskID, c.Era(), ref, []string{"elicitation"})
+}
+
+// updateJSON prints the --json document of update: which keys were answered.
+func (f *Factory) updateJSON(id string, era rpc.Era, ref ServerRef, keys []string) error {
+	if !f.Global.JSON {
+		return nil
+	}
+	return writeJSON(f.IO.Out, map[string]any{"type": "update", "taskId": id, "era": era, "server": ref.String(), "answered": keys})
 }
