@@ -501,3 +501,65 @@ func TestListRemote(t *testing.T) {
 	}
 	runCLI(t, t.Context(), nil, "cancel", id)
 }
+
+// TestKill9ManyAcrossTwoServers: a dozen concurrent `mcptask call` processes on two servers,
+// all killed with SIGKILL once they have started their tasks, share one ledger; resume finds
+// every task and drives each to its end.
+func TestKill9ManyAcrossTwoServers(t *testing.T) {
+	urls := []string{}
+	for range 2 {
+		u, _ := demoServer(t, demo.Options{StepDelay: 30 * time.Millisecond})
+		urls = append(urls, u)
+	}
+	path := testLedger(t)
+	const n = 12
+	var wg sync.WaitGroup
+	ids := make(chan string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			era := eras[i%2]
+			cmd := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=30", "--server", urls[i%2], "--protocol", era)
+			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path)
+			stderr, _ := cmd.StderrPipe()
+			if err := cmd.Start(); err != nil {
+				t.Error(err)
+				return
+			}
+			line, err := bufio.NewReader(stderr).ReadString('\n')
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+			if f := strings.Fields(line); err == nil && len(f) > 1 {
+				ids <- f[1]
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	recs := ledgerRecords(t, path)
+	inLedger := map[string]bool{}
+	for _, r := range recs {
+		inLedger[r.TaskID] = true
+	}
+	count := 0
+	for id := range ids {
+		count++
+		if !inLedger[id] {
+			t.Errorf("task %s was printed but is not in the ledger", id)
+		}
+	}
+	if count != n || len(recs) != n {
+		t.Fatalf("%d tasks printed, %d in the ledger, want %d", count, len(recs), n)
+	}
+	r := runCLI(t, t.Context(), nil, "resume", "--json", "--timeout", "60s")
+	if r.Code != ExitOK {
+		t.Fatalf("resume: %d\n%s", r.Code, r.Stderr)
+	}
+	if tasks := decodeJSON(t, r.Stdout)["tasks"].([]any); len(tasks) != n {
+		t.Errorf("resume followed %d tasks, want %d", len(tasks), n)
+	}
+	if left := ledgerRecords(t, path); len(left) != 0 {
+		t.Errorf("%d tasks left in the ledger", len(left))
+	}
+}
