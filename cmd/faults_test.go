@@ -226,3 +226,25 @@ func TestServerDownMidWatch(t *testing.T) {
 		t.Errorf("no poll reached the restarted server")
 	}
 }
+
+// TestWatchTakesPushUpdates: on 2026-07-28 watch opens subscriptions/listen, and the task's
+// end arrives by push long before its 30 s poll interval would have found it.
+func TestWatchTakesPushUpdates(t *testing.T) {
+	url, rec := demoServer(t, demo.Options{PollInterval: 30 * time.Second, StepDelay: 100 * time.Millisecond})
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=5", "--detach", "--server", url, "--protocol", "2026-07-28")
+	id := strings.TrimSpace(r.Stdout)
+	start := time.Now()
+	w := runCLI(t, t.Context(), nil, "watch", id, "--timeout", "20s")
+	if w.Code != ExitOK || !strings.Contains(w.Stdout, "slept 5 seconds") {
+		t.Fatalf("watch: %d\n%s\n%s", w.Code, w.Stdout, w.Stderr)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("watch took %s; push should end it within a second of the task", took)
+	}
+	if countMethod(rec, "subscriptions/listen") == 0 {
+		t.Errorf("no subscriptions/listen was opened: %v", rec.Methods())
+	}
+	if n := countMethod(rec, "tasks/get"); n > 3 {
+		t.Errorf("%d tasks/get while push was live; polling should have relaxed", n)
+	}
+}

@@ -248,12 +248,24 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 				return
 			}
 			defer c.Close()
+			// 2026-07-28: push updates on a listen stream, polling as the safety net.
+			var hub *pushHub
+			if c.Era() == rpc.EraModern && !opts.Once {
+				ids := make([]string, 0, len(g.recs))
+				for _, r := range g.recs {
+					ids = append(ids, r.TaskID)
+				}
+				hub = newPushHub(ids)
+				lctx, stop := context.WithCancel(wctx)
+				defer stop()
+				go hub.run(lctx, c, func(msg string) { printer.Note("-", msg) })
+			}
 			var gwg sync.WaitGroup
 			for _, r := range g.recs {
 				gwg.Add(1)
 				go func() {
 					defer gwg.Done()
-					e, text := resumeOne(ctx, wctx, f, c, ref, r, printer, opts)
+					e, text := resumeOne(ctx, wctx, f, c, ref, r, printer, opts, hub)
 					report(e, text)
 				}()
 			}
@@ -341,7 +353,7 @@ func countBad(codes []int) int {
 
 // resumeOne follows one task to its end and returns its envelope (with its exit code) and
 // the text its result printed.
-func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions) (envelope, []byte) {
+func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions, hub *pushHub) (envelope, []byte) {
 	var buf bytes.Buffer
 	var got *envelope
 	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }, answers: opts.Answers, answered: map[string]bool{}}
@@ -382,5 +394,9 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 	base.Status = t.Status
 	o.saveStatus(ctx, t)
 	printer.Task(t)
-	return finish(o.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, Spread: true, InFlight: opts.inFlight}, printer, opts.Timeout))
+	po := pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, Spread: true, InFlight: opts.inFlight}
+	if hub != nil {
+		po.Push, po.PushLive = hub.ch[r.TaskID], hub.live(r.TaskID)
+	}
+	return finish(o.follow(wctx, ctx, t, po, printer, opts.Timeout))
 }

@@ -165,6 +165,10 @@ type pollOptions struct {
 	Spread bool
 	// InFlight, when set, caps the polls in flight across every task of the run.
 	InFlight chan struct{}
+	// Push delivers the task as a listen stream reported it (nil: the stream's state changed);
+	// PushLive says whether the stream currently reports this task.
+	Push     <-chan *rpc.Task
+	PushLive func() bool
 }
 
 // errStillRunning is --timeout 0 finding the task not finished.
@@ -196,12 +200,34 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 			o.Spread = false
 			delay = time.Duration(rand.Int64N(int64(delay))) + time.Millisecond
 		}
+		if o.PushLive != nil && o.PushLive() {
+			// Push updates arrive on a listen stream; polling stays as the safety net, relaxed
+			// (EXT §Task Status Notifications: clients MAY rely on them instead of polling).
+			delay = min(max(delay*5, 10*time.Second), maxPollInterval)
+		}
 		timer := time.NewTimer(delay)
+		var pushed *rpc.Task
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return t, ctx.Err()
 		case <-timer.C:
+		case pushed = <-o.Push:
+			timer.Stop()
+			if pushed == nil {
+				continue // the stream's state changed: work out the delay again
+			}
+		}
+		if pushed != nil {
+			t = pushed
+			if o.OnPoll != nil {
+				o.OnPoll(t)
+			}
+			if o.OnChange != nil && (t.Status != prev.Status || t.StatusMessage != prev.StatusMessage) {
+				o.OnChange(t)
+			}
+			prev = t
+			continue
 		}
 		// A server that accepts the connection and never answers must not hang the wait: each
 		// poll has its own deadline, separate from --timeout.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -102,6 +103,9 @@ func (r *runner) modern(ctx context.Context) {
 		r.verdict("B33", "status transitions follow the state machine; terminal never changes", "EXT §Task Status", transitions(seq), false)
 		r.verdict("B26", "tasks/get is resultType complete with the variant's fields", "EXT §Task Polling", getVariant(last), false)
 	}
+
+	// B34: push updates on a listen stream, when the server offers them.
+	r.listenRule(ctx, tool, args)
 
 	// B29: unknown task id.
 	_, err = r.c.GetTask(ctx, unknownID)
@@ -452,4 +456,62 @@ func argsOrEmpty(a map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return a
+}
+
+// listenRule opens subscriptions/listen for a new task and checks the stream: the
+// acknowledgement comes first and lists the task, and notifications/tasks carry full
+// DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
+func (r *runner) listenRule(ctx context.Context, tool string, args map[string]any) {
+	const id, title, section = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end", "EXT §Task Status Notifications"
+	cr, err := r.c.CallTool(ctx, rpc.CallParams{Name: tool, Arguments: args})
+	if err != nil || cr.Kind != rpc.KindTask {
+		r.add(id, title, section, Skip, "no task to subscribe to")
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, r.o.Wait)
+	defer cancel()
+	var mu sync.Mutex
+	problem, acked, pushed := "", false, 0
+	err = r.c.Listen(lctx, []string{cr.Task.TaskID}, &rpc.Subscription{
+		OnAck: func(ids []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if pushed > 0 && problem == "" {
+				problem = "a notification came before the acknowledgement"
+			}
+			acked = true
+			if !contains(ids, cr.Task.TaskID) && problem == "" {
+				problem = "the acknowledgement does not list the task"
+			}
+		},
+		OnTask: func(t *rpc.Task) {
+			mu.Lock()
+			defer mu.Unlock()
+			pushed++
+			if !acked && problem == "" {
+				problem = "a notification came before the acknowledgement"
+			}
+			if t.Status == rpc.StatusCompleted && t.Result == nil && problem == "" {
+				problem = "a completed task was pushed without its result (not a DetailedTask)"
+			}
+			if t.Status.Terminal() {
+				cancel()
+			}
+		},
+	})
+	var rerr *rpc.Error
+	if errors.As(err, &rerr) {
+		r.add(id, title, section, Skip, "the server offers no subscriptions (%d)", rerr.Code)
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case problem != "":
+	case !acked:
+		problem = fmt.Sprintf("no acknowledgement (%v)", err)
+	case pushed == 0:
+		problem = "no notifications/tasks for the task"
+	}
+	r.verdict(id, title, section, problem, false)
 }

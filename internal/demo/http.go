@@ -126,8 +126,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case isModern(m):
 		// C26-HTTP §Earlier Streamable HTTP Revisions: a modern request ignores Mcp-Session-Id.
-		res, e := s.modernFromTransport(r.Context(), m, r.Header)
-		writeResult(w, m.ID, res, e)
+		st := &sseStream{w: w}
+		res, e := s.modernFromTransport(r.Context(), m, r.Header, st.send)
+		if res == nil && e == nil {
+			return // a listen stream the client closed
+		}
+		st.finish(m.ID, res, e)
 	case m.Method == "initialize":
 		sid := newSessionID()
 		res, e := s.initialize(m, sid)
@@ -141,11 +145,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 }
 
 // modernFromTransport checks and serves a modern request (hdr is nil on stdio).
-func (s *Server) modernFromTransport(ctx context.Context, m *rpc.Message, hdr http.Header) (any, *rpc.Error) {
+func (s *Server) modernFromTransport(ctx context.Context, m *rpc.Message, hdr http.Header, out func(*rpc.Message) error) (any, *rpc.Error) {
 	req, e := checkModern(m, hdr)
 	if e != nil {
 		return nil, e
 	}
+	req.out = out
 	return s.handleModern(ctx, req)
 }
 

@@ -24,6 +24,9 @@ type modernReq struct {
 	msg  *rpc.Message
 	caps clientCaps
 	hdr  http.Header // nil on stdio
+	// out sends a notification on the request's stream (an SSE event, or a stdout line):
+	// the channel of a subscriptions/listen stream.
+	out func(*rpc.Message) error
 }
 
 // clientCaps is the part of per-request clientCapabilities the demo acts on.
@@ -195,6 +198,8 @@ func (s *Server) handleModern(ctx context.Context, r *modernReq) (any, *rpc.Erro
 		return s.modernCall(ctx, r)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		return s.modernTaskMethod(r)
+	case "subscriptions/listen":
+		return s.listen(ctx, r)
 	}
 	// C26-HTTP: unknown method → 404 + -32601. SEP-2663 §Backward Compatibility: tasks/result
 	// (and tasks/list) MUST get -32601 under 2026-07-28.
@@ -448,5 +453,78 @@ func (s *Server) modernTaskMethod(r *modernReq) (any, *rpc.Error) {
 			wakeTask(t)
 		}
 		return complete(nil), nil
+	}
+}
+
+// listen serves subscriptions/listen for task ids (EXT §Task Status Notifications, C26-SUBS):
+// it acknowledges the ids it knows, then sends a notifications/tasks with the full DetailedTask
+// each time one of them changes, every message carrying the subscription id, until the client
+// goes away (the stream closes, or notifications/cancelled on stdio) or the server shuts down,
+// which ends the subscription gracefully with a complete result.
+func (s *Server) listen(ctx context.Context, r *modernReq) (any, *rpc.Error) {
+	var p struct {
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(r.msg.Params, &p)
+	if len(p.Notifications.TaskIDs) > 0 && !r.caps.tasks() {
+		return nil, needTasksExtension("subscriptions/listen with taskIds")
+	}
+	if r.out == nil {
+		return nil, &rpc.Error{Code: rpc.CodeInternalError, Message: "this transport cannot stream"}
+	}
+	meta := map[string]any{rpc.MetaSubscriptionID: r.msg.ID}
+	s.mu.Lock()
+	var acked []string
+	for _, id := range p.Notifications.TaskIDs {
+		if t := s.lookupLocked(id); t != nil && t.Era == rpc.EraModern {
+			acked = append(acked, id)
+		}
+	}
+	s.mu.Unlock()
+	if acked == nil {
+		acked = []string{}
+	}
+	notify := func(method string, params map[string]any) error {
+		params["_meta"] = meta
+		b, _ := json.Marshal(params)
+		return r.out(&rpc.Message{JSONRPC: "2.0", Method: method, Params: b})
+	}
+	// C26-SUBS §Acknowledgment: the acknowledgement is the first message of the subscription.
+	if err := notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": map[string]any{"taskIds": acked}}); err != nil {
+		return nil, nil
+	}
+	last := map[string]string{}
+	for {
+		changed := s.waitChange()
+		s.mu.Lock()
+		var updates []map[string]any
+		for _, id := range acked {
+			t := s.lookupLocked(id)
+			if t == nil {
+				continue
+			}
+			d := s.detailedTaskLocked(t)
+			b, _ := json.Marshal(d)
+			if last[id] != string(b) {
+				last[id] = string(b)
+				updates = append(updates, d)
+			}
+		}
+		s.mu.Unlock()
+		for _, d := range updates {
+			delete(d, "resultType")
+			if err := notify("notifications/tasks", d); err != nil {
+				return nil, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-s.closing:
+			return complete(map[string]any{"_meta": meta}), nil // C26-SUBS §Graceful Closure
+		case <-changed:
+		}
 	}
 }

@@ -150,6 +150,9 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGrou
 			cancel()
 		}()
 		res, e := c.handle(rctx, m)
+		if res == nil && e == nil {
+			return // a cancelled listen stream: no response (C26-CANCEL)
+		}
 		if e != nil {
 			e.HTTPStatus = 0
 		}
@@ -159,7 +162,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGrou
 
 func (c *stdioConn) handle(ctx context.Context, m *rpc.Message) (any, *rpc.Error) {
 	if isModern(m) {
-		return c.s.modernFromTransport(ctx, m, nil)
+		return c.s.modernFromTransport(ctx, m, nil, c.write)
 	}
 	if m.Method == "initialize" {
 		res, e := c.s.initialize(m, stdioSession)

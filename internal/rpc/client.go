@@ -66,6 +66,8 @@ type Client struct {
 	// metaRaw caches the encoded modern _meta for metaVersion.
 	metaRaw     []byte
 	metaVersion string
+	// subs routes listen-stream notifications by subscription id (the listen request's id).
+	subs map[string]*Subscription
 	// assumed is set by Assume: no handshake happened, so the capabilities are unknown and
 	// the server is left to refuse what it does not support.
 	assumed bool
@@ -524,6 +526,9 @@ func (c *Client) modernCaps() map[string]any {
 // handle receives server-initiated messages from the transport.
 func (c *Client) handle(ctx context.Context, msg *Message) *Message {
 	if msg.IsNotification() {
+		if c.dispatchSubscription(msg) {
+			return nil
+		}
 		if c.opts.OnNotify != nil {
 			c.opts.OnNotify(msg.Method, msg.Params)
 		}
