@@ -26,6 +26,8 @@ type GlobalOptions struct {
 	StatePath string
 	// Keep keeps finished tasks in the ledger as history (--keep).
 	Keep bool
+	// NoPush turns push updates off (--no-push): polling only.
+	NoPush bool
 	// MaxConns bounds the connections to one server, shared by every task on it (--max-conns).
 	MaxConns int
 	// Record is the --record file: an NDJSON transcript of the wire, linted live.
@@ -58,6 +60,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
 	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
 	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
+	fs.BoolVar(&g.NoPush, "no-push", false, "do not use push updates (subscriptions/listen, notifications/tasks/status); poll only")
 	fs.IntVar(&g.MaxConns, "max-conns", rpc.DefaultMaxConnsPerHost, "at most `N` connections to one server, shared by all its tasks")
 	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")

@@ -234,8 +234,8 @@ func TestWatchTakesPushUpdates(t *testing.T) {
 	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=5", "--detach", "--server", url, "--protocol", "2026-07-28")
 	id := strings.TrimSpace(r.Stdout)
 	start := time.Now()
-	w := runCLI(t, t.Context(), nil, "watch", id, "--timeout", "20s")
-	if w.Code != ExitOK || !strings.Contains(w.Stdout, "slept 5 seconds") {
+	w := runCLI(t, t.Context(), nil, "watch", id, "--timeout", "20s", "--jsonl")
+	if w.Code != ExitOK || !strings.Contains(w.Stdout, "slept 5 seconds") || !strings.Contains(w.Stdout, `"via":"push"`) {
 		t.Fatalf("watch: %d\n%s\n%s", w.Code, w.Stdout, w.Stderr)
 	}
 	if took := time.Since(start); took > 10*time.Second {
@@ -246,5 +246,69 @@ func TestWatchTakesPushUpdates(t *testing.T) {
 	}
 	if n := countMethod(rec, "tasks/get"); n > 3 {
 		t.Errorf("%d tasks/get while push was live; polling should have relaxed", n)
+	}
+}
+
+// cutAfterFirst passes the first write (the acknowledgement) and fails every later one, so
+// the server ends the listen stream right after acknowledging it.
+type cutAfterFirst struct {
+	http.ResponseWriter
+	n int
+}
+
+func (c *cutAfterFirst) Write(p []byte) (int, error) {
+	c.n++
+	if c.n > 1 {
+		return 0, io.ErrClosedPipe
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *cutAfterFirst) Flush() { c.ResponseWriter.(http.Flusher).Flush() }
+
+// TestPushStreamLostFallsBackToPolling: the listen stream drops right after its
+// acknowledgement and cannot be reopened; polling takes over and the task still finishes,
+// its updates marked as polled.
+func TestPushStreamLostFallsBackToPolling(t *testing.T) {
+	srv, err := demo.New(demo.Options{StepDelay: 50 * time.Millisecond, PollInterval: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	inner := srv.Handler()
+	var mu sync.Mutex
+	listens := 0
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			mu.Lock()
+			listens++
+			n := listens
+			mu.Unlock()
+			if n > 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotFound)
+				io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"no more subscriptions"}}`)
+				return
+			}
+			inner.ServeHTTP(&cutAfterFirst{ResponseWriter: w}, r)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	url := proxy.URL + "/mcp"
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=20", "--detach", "--server", url, "--protocol", "2026-07-28")
+	id := strings.TrimSpace(r.Stdout)
+	w := runCLI(t, t.Context(), nil, "watch", id, "--timeout", "30s", "--jsonl")
+	if w.Code != ExitOK || !strings.Contains(w.Stdout, "slept 20 seconds") {
+		t.Fatalf("watch: %d\n%s\n%s", w.Code, w.Stdout, w.Stderr)
+	}
+	if !strings.Contains(w.Stdout, `"via":"poll"`) || strings.Contains(w.Stdout, `"via":"push"`) {
+		t.Errorf("updates must be marked as polled:\n%s", w.Stdout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if listens < 1 {
+		t.Errorf("no listen stream was tried")
 	}
 }

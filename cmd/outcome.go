@@ -53,6 +53,7 @@ func (o *outcome) follow(wctx, ctx context.Context, t *rpc.Task, po pollOptions,
 		o.saveStatus(ctx, nt)
 	}
 	po.OnPoll = func(nt *rpc.Task) { printer.Heartbeat(nt) }
+	po.OnPushed = func(nt *rpc.Task) { printer.Pushed(nt.TaskID) }
 	po.OnRetry = func(err error, n int, d time.Duration) {
 		printer.Note(t.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", err, d.Round(100*time.Millisecond)))
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -238,7 +239,22 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, ref, err := g.connect(wctx, answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer)}, opts.Answers, func(msg string) { printer.Note("-", msg) }))
+			ids := make([]string, 0, len(g.recs))
+			for _, r := range g.recs {
+				ids = append(ids, r.TaskID)
+			}
+			hub := newPushHub(ids)
+			// 2025-11-25: notifications/tasks/status arriving on any stream are updates too.
+			onNotify := func(method string, params json.RawMessage) {
+				if method == "notifications/tasks/status" {
+					if t, err := rpc.DecodeTask(params); err == nil {
+						hub.deliver(t.TaskID, t)
+					}
+					return
+				}
+				notifyPrinter(printer)(method, params)
+			}
+			c, ref, err := g.connect(wctx, answerOptions(rpc.ClientOptions{OnNotify: onNotify}, opts.Answers, func(msg string) { printer.Note("-", msg) }))
 			if err != nil {
 				for _, r := range g.recs {
 					code := exitCode(ctx, err)
@@ -249,16 +265,13 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 			}
 			defer c.Close()
 			// 2026-07-28: push updates on a listen stream, polling as the safety net.
-			var hub *pushHub
-			if c.Era() == rpc.EraModern && !opts.Once {
-				ids := make([]string, 0, len(g.recs))
-				for _, r := range g.recs {
-					ids = append(ids, r.TaskID)
-				}
-				hub = newPushHub(ids)
+			if c.Era() == rpc.EraModern && !opts.Once && !f.Global.NoPush {
 				lctx, stop := context.WithCancel(wctx)
 				defer stop()
 				go hub.run(lctx, c, func(msg string) { printer.Note("-", msg) })
+			}
+			if f.Global.NoPush {
+				hub = nil
 			}
 			var gwg sync.WaitGroup
 			for _, r := range g.recs {

@@ -89,7 +89,9 @@ type progressPrinter struct {
 	mu sync.Mutex
 	w  io.Writer
 	// events, when set (--jsonl), also receives one JSON event per change.
-	events   io.Writer
+	events io.Writer
+	// pushed marks the next line of a task as an update that came by push, not by a poll.
+	pushed   map[string]bool
 	now      func() time.Time
 	last     map[string]string
 	lastLine time.Time
@@ -108,8 +110,13 @@ func (p *progressPrinter) Task(t *rpc.Task) {
 		return
 	}
 	p.last[t.TaskID] = key
+	via := "poll"
+	if p.pushed[t.TaskID] {
+		via = "push"
+		delete(p.pushed, t.TaskID)
+	}
 	if p.events != nil {
-		ev := map[string]any{"type": "status", "time": p.now().UTC().Format(time.RFC3339Nano), "taskId": t.TaskID, "status": t.Status}
+		ev := map[string]any{"type": "status", "time": p.now().UTC().Format(time.RFC3339Nano), "taskId": t.TaskID, "status": t.Status, "via": via}
 		if t.StatusMessage != "" {
 			ev["statusMessage"] = t.StatusMessage
 		}
@@ -122,10 +129,23 @@ func (p *progressPrinter) Task(t *rpc.Task) {
 	if t.StatusMessage != "" {
 		line += " " + termsafe.Line(t.StatusMessage)
 	}
+	if via == "push" {
+		line += " (push)"
+	}
 	p.println(line)
 }
 
 // Note prints a free-form line about a task (backoff, hints).
+// Pushed marks the next line of task id as an update that came by push.
+func (p *progressPrinter) Pushed(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pushed == nil {
+		p.pushed = map[string]bool{}
+	}
+	p.pushed[id] = true
+}
+
 func (p *progressPrinter) Note(id, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -169,6 +189,8 @@ type pollOptions struct {
 	// PushLive says whether the stream currently reports this task.
 	Push     <-chan *rpc.Task
 	PushLive func() bool
+	// OnPushed is told before OnChange when an update came by push.
+	OnPushed func(t *rpc.Task)
 }
 
 // errStillRunning is --timeout 0 finding the task not finished.
@@ -220,6 +242,9 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 		}
 		if pushed != nil {
 			t = pushed
+			if o.OnPushed != nil {
+				o.OnPushed(t)
+			}
 			if o.OnPoll != nil {
 				o.OnPoll(t)
 			}
