@@ -115,7 +115,7 @@ func BenchmarkResume1000(b *testing.B) {
 		resp.Body.Close()
 	}
 	for b.Loop() {
-		cmd := exec.Command(bin, "resume", "--timeout", watch.String())
+		cmd := exec.Command(bin, "resume", "--timeout", watch.String(), "--no-push") // the polling path is what is measured
 		cmd.Env = append(os.Environ(), "MCPTASK_STATE="+ledger)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -257,7 +257,8 @@ func TestTimeoutZeroChecksOnce(t *testing.T) {
 			if g.Code != ExitStillRunning {
 				t.Fatalf("result --timeout 0: code %d\n%s", g.Code, g.Stderr)
 			}
-			runCLI(t, t.Context(), nil, "cancel", id)
+			// 2026-07-28 cancellation is cooperative: wait until it has taken effect.
+			runCLI(t, t.Context(), nil, "cancel", id, "--wait", "--timeout", "10s", "--keep")
 			g = runCLI(t, t.Context(), nil, "result", id, "--timeout", "0")
 			if g.Code != ExitCancelled {
 				t.Fatalf("result --timeout 0 of a cancelled task: code %d\n%s", g.Code, g.Stderr)
