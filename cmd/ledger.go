@@ -124,8 +124,9 @@ func (o *outcome) dropRecord(ctx context.Context, id string) {
 	if err != nil {
 		o.f.warnf("could not update task %s in the ledger: %v", id, err)
 	}
-	// The session can end (DELETE) once no unfinished task of ours is bound to it.
-	if sid := o.c.SessionID(); sid != "" {
+	// The session can end (DELETE) once no unfinished task of ours is bound to it; a record
+	// kept as history (--keep) keeps its session, so the task can still be looked at.
+	if sid := o.c.SessionID(); sid != "" && !o.f.Global.Keep {
 		if file, err := st.Load(); err == nil {
 			now := o.f.Now()
 			for _, r := range file.Tasks {
