@@ -43,6 +43,7 @@ func (f *Factory) traceOptions(ref ServerRef, opts *rpc.ClientOptions) (*rpc.Tra
 			return nil, err
 		}
 		t.Record = rec
+		opts.OnStreamNotice = rec.linter.ObserveStream
 		prev := opts.Observe
 		opts.Observe = func(era rpc.Era, method string, params map[string]any, result json.RawMessage, err error) {
 			rec.linter.Observe(era, method, params, result, err)

@@ -171,3 +171,29 @@ func TestWatchOnTerminalCancelDetachResume(t *testing.T) {
 		t.Fatalf("resume after detach: %d %q %s", res.Code, res.Stdout, res.Stderr)
 	}
 }
+
+// TestWatchOnTerminalByPush: the live view takes 2026-07-28 push updates and says so; the
+// task's 30 s poll interval would otherwise keep it waiting.
+func TestWatchOnTerminalByPush(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{PollInterval: 30 * time.Second, StepDelay: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	r := runCLI(t, ctx, nil, "call", "sleep", "--arg", "seconds=5", "--detach", "--server", url, "--protocol", "2026-07-28")
+	id := strings.TrimSpace(r.Stdout)
+	start := time.Now()
+	_, out, errOut, code := runOnTerminal(t, ctx, "watch", id)
+	select {
+	case c := <-code:
+		if c != ExitOK {
+			t.Fatalf("exit %d\n%s", c, errOut.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("the view never ended:\n%q", out.String())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s; the push should have ended it", took)
+	}
+	if !strings.Contains(out.String(), "(by push)") || !strings.Contains(out.String(), "slept 5 seconds") {
+		t.Errorf("the view does not show the pushed update:\n%q", out.String())
+	}
+}

@@ -270,6 +270,12 @@ func runTUI(ctx context.Context, f *Factory, kind string, p *tuiPoller, entries 
 		popts = append(popts, tea.WithWindowSize(w, h))
 	}
 	prog := tea.NewProgram(m, popts...)
+	// Push updates (2026-07-28 listen streams) go into the program as they come.
+	pctx, stopPush := context.WithCancel(ctx)
+	defer stopPush()
+	if !f.Global.NoPush {
+		p.startPush(pctx, prog, ids, func(msg string) {})
+	}
 	final, err := prog.Run()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("watch view: %w", err)
@@ -348,4 +354,40 @@ func askMRTR(ctx context.Context, f *Factory, tool string, reqs map[string]json.
 	}
 	fm, _ := final.(tui.AskModel)
 	return fm.Responses(), nil
+}
+
+// startPush opens one listen stream per 2026-07-28 connection among the view's tasks and
+// sends every pushed task into the program as a tui.PushMsg.
+func (p *tuiPoller) startPush(ctx context.Context, prog *tea.Program, ids []string, note func(string)) {
+	byClient := map[*rpc.Client][]string{}
+	for _, id := range ids {
+		e := p.entries[id]
+		if e.out.c.Era() == rpc.EraModern {
+			byClient[e.out.c] = append(byClient[e.out.c], id)
+		}
+	}
+	for c, cids := range byClient {
+		hub := newPushHub(cids)
+		go hub.run(ctx, c, note)
+		for _, id := range cids {
+			e := p.entries[id]
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case t := <-hub.ch[id]:
+						if t == nil {
+							continue
+						}
+						p.mu.Lock()
+						e.task = t
+						p.mu.Unlock()
+						e.out.saveStatus(ctx, t)
+						prog.Send(tui.PushMsg(snapshot(e, t)))
+					}
+				}
+			}()
+		}
+	}
 }

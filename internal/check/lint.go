@@ -117,3 +117,14 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 		l.inputs[id][k] = c
 	}
 }
+
+// ObserveStream implements rpc.ClientOptions.OnStreamNotice: notifications/progress and
+// notifications/message MUST NOT appear on a task's listen stream (EXT §Task Status
+// Notifications).
+func (l *Linter) ObserveStream(method string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if method == "notifications/progress" || method == "notifications/message" {
+		l.violate(Violation{"B34", "EXT §Task Status Notifications", "", method + " on a task's listen stream"})
+	}
+}

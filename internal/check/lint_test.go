@@ -25,7 +25,9 @@ func TestLinterFlagsWhatItSees(t *testing.T) {
 	l.Observe(rpc.EraModern, "tools/call", nil, json.RawMessage(`{"resultType":"task","taskId":"t2","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":1}`), nil)
 	now = now.Add(time.Second)
 	l.Observe(rpc.EraModern, "tasks/get", map[string]any{"taskId": "t2"}, nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown"})
-	want := []string{"B32", "B33", "B23", "B25"}
+	l.ObserveStream("notifications/progress")
+	l.ObserveStream("notifications/tasks/other")
+	want := []string{"B32", "B33", "B23", "B25", "B34"}
 	if len(got) != len(want) {
 		t.Fatalf("violations %v, want %v", got, want)
 	}

@@ -39,6 +39,9 @@ type ClientOptions struct {
 	// Observe, when set, sees every request's method, params and outcome (the result, or the
 	// error): the hook for linting a server's traffic while recording it.
 	Observe func(era Era, method string, params map[string]any, result json.RawMessage, err error)
+	// OnStreamNotice is told of a notification other than notifications/tasks that arrived on
+	// a listen stream (one carrying a subscription id), for the linter.
+	OnStreamNotice func(method string)
 	// OnRestart is told when a dead stdio server was started again (its tasks survive only if
 	// it persisted them).
 	OnRestart func(cause error)

@@ -57,14 +57,19 @@ func (c *Client) Listen(ctx context.Context, taskIDs []string, sub *Subscription
 // (C26-SUBS: every message on the stream carries it; clients MUST demultiplex on it). It
 // reports whether the message belonged to a subscription.
 func (c *Client) dispatchSubscription(msg *Message) bool {
-	if msg.Method != "notifications/tasks" && msg.Method != "notifications/subscriptions/acknowledged" {
-		return false
-	}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
-	sid := p.Meta[MetaSubscriptionID]
+	sid, onStream := p.Meta[MetaSubscriptionID]
+	if msg.Method != "notifications/tasks" && msg.Method != "notifications/subscriptions/acknowledged" {
+		if onStream && c.opts.OnStreamNotice != nil {
+			// EXT §Task Status Notifications: progress and log notifications MUST NOT be sent
+			// on a task's listen stream; the linter reports them.
+			c.opts.OnStreamNotice(msg.Method)
+		}
+		return false
+	}
 	c.mu.Lock()
 	sub := c.subs[idKey(sid)]
 	c.mu.Unlock()

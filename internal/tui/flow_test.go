@@ -214,6 +214,9 @@ func TestCtrlCInForm(t *testing.T) {
 	}}}}
 	tm := teatest.NewTestModel(t, New(p, []string{"t"}, nil, Options{NoColor: true, DisableClock: true}))
 	p.waitUntil(t, "the first poll", func() bool { return get(p, func() int { return p.polls["t"] }) >= 1 })
+	// The poller has answered, but the model may not have the answer yet: wait for the view.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("press i to answer")) },
+		teatest.WithDuration(5*time.Second))
 	tm.Type("iq")
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("name: q")) },
 		teatest.WithDuration(5*time.Second))
@@ -237,6 +240,8 @@ func TestAnswerForm(t *testing.T) {
 	p.script["t"] = []Snapshot{ask}
 	tm := teatest.NewTestModel(t, New(p, []string{"t"}, nil, Options{NoColor: true, DisableClock: true}))
 	p.waitUntil(t, "the first poll", func() bool { return get(p, func() int { return p.polls["t"] }) >= 1 })
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("press i to answer")) },
+		teatest.WithDuration(5*time.Second))
 	tm.Type("i")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // name -> age
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // submit with name empty

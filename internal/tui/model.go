@@ -52,6 +52,11 @@ type Snapshot struct {
 	Result        string         // a short summary once terminal
 }
 
+// PushMsg is a task update that arrived by push (a 2026-07-28 listen stream, a 2025-11-25
+// status notification) rather than by a poll. The command layer sends it into the program;
+// the view shows it like a poll answer, marked as pushed, and relaxes that task's polling.
+type PushMsg Snapshot
+
 // Terminal reports whether nothing more will happen to the task.
 func (s Snapshot) Terminal() bool {
 	switch s.Status {
@@ -130,6 +135,7 @@ type task struct {
 	source   string // why interval has its value: "server's", "default", "your --interval", or the backoff
 	answered map[string]bool
 	note     string // last action result shown to the user
+	via      string // how the latest update came: "poll" or "push"
 }
 
 // Messages.
@@ -373,6 +379,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		t.inFlight = true
 		return m, m.pollCmd(msg.id)
+	case PushMsg:
+		return m.onPush(Snapshot(msg))
 	case pollMsg:
 		return m.onPoll(msg)
 	case cancelMsg:
@@ -426,6 +434,30 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// onPush applies a pushed update. Polling stays as the safety net, re-armed at a relaxed rate
+// (five times the interval) unless a poll is already in flight.
+func (m Model) onPush(s Snapshot) (tea.Model, tea.Cmd) {
+	t := m.tasks[s.TaskID]
+	if t == nil || (t.have && t.snap.Terminal()) {
+		return m, nil
+	}
+	m.apply(t, s, m.opts.Now())
+	t.via = "push"
+	if t.snap.Terminal() {
+		t.gen++
+		t.nextPoll = time.Time{}
+		if m.form != nil && m.form.id == t.id {
+			m.form = nil
+			t.note = "the task ended before the input was sent"
+		}
+		return m, m.quitIfDone()
+	}
+	if t.inFlight {
+		return m, nil
+	}
+	return m, m.arm(t, min(5*m.intervalFor(t), maxInterval))
+}
+
 func (m Model) onPoll(msg pollMsg) (tea.Model, tea.Cmd) {
 	t := m.tasks[msg.id]
 	if t == nil {
@@ -440,6 +472,7 @@ func (m Model) onPoll(msg pollMsg) (tea.Model, tea.Cmd) {
 	}
 	t.failures, t.lastErr = 0, ""
 	m.apply(t, msg.snap, now)
+	t.via = "poll"
 	if t.snap.Terminal() {
 		t.gen++ // disarm
 		t.nextPoll = time.Time{}

@@ -521,3 +521,25 @@ func TestAskModel(t *testing.T) {
 		t.Errorf("ctrl+c must answer nothing: %v", got)
 	}
 }
+
+// TestPushMsg: a pushed update is shown as pushed, relaxes that task's polling, and a pushed
+// terminal status ends the view.
+func TestPushMsg(t *testing.T) {
+	now := t0
+	m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working", PollInterval: time.Second, CreatedAt: t0}},
+		Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
+	m.Init()
+	mm, cmd := m.Update(PushMsg{TaskID: "t", Status: "working", StatusMessage: "pushed step", PollInterval: time.Second, CreatedAt: t0, LastUpdatedAt: t0})
+	m = mm.(Model)
+	tk := m.tasks["t"]
+	if cmd == nil || tk.interval != 5*time.Second || tk.via != "push" || tk.snap.StatusMessage != "pushed step" {
+		t.Fatalf("after a push: interval %s via %q message %q", tk.interval, tk.via, tk.snap.StatusMessage)
+	}
+	if !strings.Contains(m.render(), "(by push)") {
+		t.Errorf("the view does not say the update was pushed:\n%s", m.render())
+	}
+	_, cmd = m.Update(PushMsg{TaskID: "t", Status: "completed", CreatedAt: t0, LastUpdatedAt: t0})
+	if cmd == nil || fmt.Sprintf("%T", cmd()) != "tea.QuitMsg" {
+		t.Errorf("a pushed terminal status must end the view")
+	}
+}

@@ -193,7 +193,11 @@ func (m Model) renderDetail(t *task) string {
 		row("elapsed", fmtDur(now.Sub(s.CreatedAt)))
 	}
 	if !s.LastUpdatedAt.IsZero() {
-		row("updated", ago(now.Sub(s.LastUpdatedAt)))
+		upd := ago(now.Sub(s.LastUpdatedAt))
+		if t.via != "" {
+			upd += " (by " + t.via + ")"
+		}
+		row("updated", upd)
 	}
 	switch {
 	case s.Terminal():
