@@ -128,7 +128,7 @@ func TestRecordWritesTheWireAndFlagsViolations(t *testing.T) {
 			t.Errorf("unexpected violation %v", ev)
 		}
 	}
-	if kinds["http-request"] < 3 || kinds["http-response"] < 3 || kinds["violation"] != 1 {
+	if kinds["http-request"] < 3 || kinds["http-response"] < 3 || kinds["http-exchange"] != kinds["http-request"] || kinds["violation"] != 1 {
 		t.Errorf("record kinds %v", kinds)
 	}
 	if !strings.Contains(r.Stderr, "broke rule era-fields") {

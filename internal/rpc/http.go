@@ -247,15 +247,21 @@ func validSessionID(s string) bool {
 }
 
 // RoundTrip implements Transport.
-func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.Header) (*Message, error) {
+func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.Header) (out *Message, err error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", req.Method, err)
+	}
+	start, status := time.Now(), 0
+	if t.trace != nil {
+		// --record: one summary line per exchange, after its request, response and events.
+		defer func() { t.trace.exchange(req, body, status, time.Since(start), out, err) }()
 	}
 	resp, hadSession, err := t.post(ctx, body, hdr)
 	if err != nil {
 		return nil, err
 	}
+	status = resp.StatusCode
 	defer drain(resp.Body)
 	if resp.StatusCode/100 != 2 {
 		err := t.statusError(resp, hadSession, req)

@@ -196,3 +196,32 @@ func (t *tracer) frame(dir, what string, data []byte) {
 	}
 	t.printf("%s %s\n", dir, termsafe.Line(string(data)))
 }
+
+// exchange writes the --record summary of one request/response exchange: the JSON-RPC method,
+// the task it concerns, the HTTP status, the latency from request to response (for a stream,
+// to its last event), and the outcome.
+func (t *tracer) exchange(req *Message, reqBody []byte, status int, took time.Duration, resp *Message, err error) {
+	if t == nil || t.rec == nil {
+		return
+	}
+	_, task := body(reqBody)
+	line := map[string]any{"kind": "http-exchange", "method": req.Method, "id": req.ID, "status": status,
+		"latencyMs": float64(took.Microseconds()) / 1000}
+	if task != "" {
+		line["taskId"] = task
+	}
+	switch {
+	case err != nil:
+		line["error"] = err.Error()
+	case resp != nil && resp.Error != nil:
+		line["rpcError"] = resp.Error
+	}
+	if resp != nil && task == "" {
+		if raw, err := json.Marshal(resp); err == nil {
+			if _, id := body(raw); id != "" {
+				line["taskId"] = id
+			}
+		}
+	}
+	t.record(line)
+}
