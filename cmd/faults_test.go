@@ -312,3 +312,58 @@ func TestPushStreamLostFallsBackToPolling(t *testing.T) {
 		t.Errorf("no listen stream was tried")
 	}
 }
+
+// TestGarbageMarksOneTaskOthersCarryOn: one server answers tasks/get with garbage; its task
+// ends the resume with a clear error and is marked in the ledger, still resumable, while the
+// task on the healthy server finishes.
+func TestGarbageMarksOneTaskOthersCarryOn(t *testing.T) {
+	good, _ := demoServer(t, demo.Options{})
+	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	inner := srv.Handler()
+	var mu sync.Mutex
+	broken := false
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := broken
+		mu.Unlock()
+		if b && r.Header.Get("Mcp-Method") == "tasks/get" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"taskId":`) // cut short
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	bad := proxy.URL + "/mcp"
+	a := strings.TrimSpace(runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--detach", "--server", good).Stdout)
+	b := strings.TrimSpace(runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--detach", "--server", bad).Stdout)
+	mu.Lock()
+	broken = true
+	mu.Unlock()
+	r := runCLI(t, t.Context(), nil, "resume", "--json", "--timeout", "30s")
+	if r.Code != ExitFailure {
+		t.Fatalf("resume: code %d, want %d\n%s", r.Code, ExitFailure, r.Stderr)
+	}
+	codes := map[string]float64{}
+	msgs := map[string]string{}
+	for _, x := range decodeJSON(t, r.Stdout)["tasks"].([]any) {
+		m := x.(map[string]any)
+		codes[m["taskId"].(string)] = m["code"].(float64)
+		msgs[m["taskId"].(string)], _ = m["message"].(string)
+	}
+	if codes[a] != ExitOK || codes[b] != ExitFailure || !strings.Contains(msgs[b], "malformed") {
+		t.Fatalf("codes %v messages %v", codes, msgs)
+	}
+	recs := ledgerRecords(t, testLedger(t))
+	if len(recs) != 1 || recs[0].TaskID != b || !strings.Contains(recs[0].LastError, "malformed") {
+		t.Fatalf("the broken task must stay, marked with its error: %+v", recs)
+	}
+	l := runCLI(t, t.Context(), nil, "list")
+	if !strings.Contains(l.Stdout, "! ") {
+		t.Errorf("list does not show the error:\n%s", l.Stdout)
+	}
+}

@@ -75,6 +75,7 @@ func applyTask(r *state.Record, t *rpc.Task) {
 	}
 	r.Status = string(t.Status)
 	r.StatusMessage = t.StatusMessage
+	r.LastError = "" // a good update clears the last error
 	if !t.LastUpdatedAt.IsZero() {
 		r.LastUpdatedAt = t.LastUpdatedAt
 	}
@@ -137,6 +138,15 @@ func (o *outcome) dropRecord(ctx context.Context, id string) {
 			o.c.KeepSession(false)
 		}
 	}
+}
+
+// markError records on a task what went wrong while following it.
+func (o *outcome) markError(id string, err error) {
+	st, serr := o.f.ledger()
+	if serr != nil {
+		return
+	}
+	_ = st.Patch(toServer(o.ref).Key(), id, func(r *state.Record) { r.LastError = err.Error() })
 }
 
 // markExpired records that the server no longer knows a task.

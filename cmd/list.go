@@ -142,7 +142,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		for _, r := range recs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(r.Tool), r.Era,
-				displayStatus(r, now), age(now.Sub(r.CreatedAt)), termsafe.Line(truncate(r.StatusMessage, 50)))
+				displayStatus(r, now), age(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
 		}
 	}
 	if opts.Remote {
@@ -281,4 +281,12 @@ func NewCmdPrune(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// listMessage is the last message of a record, or what went wrong last time.
+func listMessage(r state.Record) string {
+	if r.LastError != "" {
+		return "! " + r.LastError
+	}
+	return r.StatusMessage
 }

@@ -382,6 +382,11 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 			e.Tool = r.Tool
 		}
 		e.Code = &code
+		if err != nil && code != ExitExpired && code != ExitTimeout && code != ExitInterrupted && code != ExitStillRunning {
+			// The task itself is fine as far as anyone knows: mark its record with what went
+			// wrong, keep it resumable, and let the other tasks carry on.
+			o.markError(r.TaskID, err)
+		}
 		if err != nil {
 			e.Message = err.Error()
 			if code == ExitExpired {

@@ -83,8 +83,11 @@ type Record struct {
 	// Expired is set when the server said it no longer knows the task.
 	Expired bool `json:"expired,omitempty"`
 	// ResultShown is set when the outcome was shown (records kept with --keep).
-	ResultShown bool      `json:"resultShown,omitempty"`
-	SavedAt     time.Time `json:"savedAt"`
+	ResultShown bool `json:"resultShown,omitempty"`
+	// LastError is what went wrong the last time the task was followed (a garbage answer, a
+	// refused request); cleared by the next good update.
+	LastError string    `json:"lastError,omitempty"`
+	SavedAt   time.Time `json:"savedAt"`
 }
 
 // Terminal reports whether the task reached completed, failed or cancelled.
