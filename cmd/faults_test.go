@@ -60,8 +60,8 @@ func TestPollSurvivesRetryAfterAndSilence(t *testing.T) {
 	defer proxy.Close()
 	defer close(release)
 
-	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp", "--timeout", "30s")
-	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") {
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp", "--timeout", "30s", "--jsonl")
+	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") || !strings.Contains(r.Stdout, `"transient":true`) {
 		t.Fatalf("code %d\nstdout %q\nstderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	mu.Lock()

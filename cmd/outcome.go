@@ -56,6 +56,8 @@ func (o *outcome) follow(wctx, ctx context.Context, t *rpc.Task, po pollOptions,
 	po.OnPushed = func(nt *rpc.Task) { printer.Pushed(nt.TaskID) }
 	po.OnRetry = func(err error, n int, d time.Duration) {
 		printer.Note(t.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", err, d.Round(100*time.Millisecond)))
+		printer.Event(map[string]any{"type": "error", "taskId": t.TaskID, "transient": true, "message": err.Error(),
+			"retryInMs": d.Milliseconds(), "failures": n})
 	}
 	o.printer = printer
 	if o.answers != nil {

@@ -274,11 +274,12 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 				hub = nil
 			}
 			var gwg sync.WaitGroup
+			health := &serverHealth{} // one backoff for every task on this connection
 			for _, r := range g.recs {
 				gwg.Add(1)
 				go func() {
 					defer gwg.Done()
-					e, text := resumeOne(ctx, wctx, f, c, ref, r, printer, opts, hub)
+					e, text := resumeOne(ctx, wctx, f, c, ref, r, printer, opts, hub, health)
 					report(e, text)
 				}()
 			}
@@ -366,7 +367,7 @@ func countBad(codes []int) int {
 
 // resumeOne follows one task to its end and returns its envelope (with its exit code) and
 // the text its result printed.
-func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions, hub *pushHub) (envelope, []byte) {
+func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions, hub *pushHub, health *serverHealth) (envelope, []byte) {
 	var buf bytes.Buffer
 	var got *envelope
 	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }, answers: opts.Answers, answered: map[string]bool{}}
@@ -412,7 +413,7 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 	base.Status = t.Status
 	o.saveStatus(ctx, t)
 	printer.Task(t)
-	po := pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, Spread: true, InFlight: opts.inFlight}
+	po := pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, Spread: true, InFlight: opts.inFlight, Server: health}
 	if hub != nil {
 		po.Push, po.PushLive = hub.ch[r.TaskID], hub.live(r.TaskID)
 	}

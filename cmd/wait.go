@@ -136,6 +136,16 @@ func (p *progressPrinter) Task(t *rpc.Task) {
 }
 
 // Note prints a free-form line about a task (backoff, hints).
+// Event writes one --jsonl event (nothing without --jsonl).
+func (p *progressPrinter) Event(ev map[string]any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.events != nil {
+		ev["time"] = p.now().UTC().Format(time.RFC3339Nano)
+		_ = writeJSON(p.events, ev)
+	}
+}
+
 // Pushed marks the next line of task id as an update that came by push.
 func (p *progressPrinter) Pushed(id string) {
 	p.mu.Lock()
@@ -191,6 +201,44 @@ type pollOptions struct {
 	PushLive func() bool
 	// OnPushed is told before OnChange when an update came by push.
 	OnPushed func(t *rpc.Task)
+	// Server, when set, is the health of the task's server shared by all its tasks: when one
+	// poll fails for a transport reason, every task on that server backs off together.
+	Server *serverHealth
+}
+
+// serverHealth is the backoff state of one server, shared by the waits of all its tasks, so a
+// server that is down gets a few polls with growing gaps instead of one per task per interval.
+type serverHealth struct {
+	mu       sync.Mutex
+	failures int
+	until    time.Time
+}
+
+// wait returns how long polls to the server should still hold off.
+func (h *serverHealth) wait() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return time.Until(h.until)
+}
+
+// fail records a transport failure and returns the backoff that starts now.
+func (h *serverHealth) fail(min time.Duration) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures++
+	d := max(backoff(h.failures), min)
+	if u := time.Now().Add(d); u.After(h.until) {
+		h.until = u
+	}
+	return d
+}
+
+// ok records a successful poll.
+func (h *serverHealth) ok() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures = 0
+	h.until = time.Time{}
 }
 
 // errStillRunning is --timeout 0 finding the task not finished.
@@ -221,6 +269,9 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 		if o.Spread {
 			o.Spread = false
 			delay = time.Duration(rand.Int64N(int64(delay))) + time.Millisecond
+		}
+		if o.Server != nil {
+			delay = max(delay, o.Server.wait())
 		}
 		if o.PushLive != nil && o.PushLive() {
 			// Push updates arrive on a listen stream; polling stays as the safety net, relaxed
@@ -287,12 +338,18 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 				retryIn = max(retryIn, min(he.RetryAfter, 10*time.Minute))
 				nextAfter = retryIn
 			}
+			if o.Server != nil {
+				retryIn = o.Server.fail(retryIn)
+			}
 			if o.OnRetry != nil {
 				o.OnRetry(err, failures, retryIn)
 			}
 			continue
 		}
 		failures = 0
+		if o.Server != nil {
+			o.Server.ok()
+		}
 		t = nt
 		if o.OnPoll != nil {
 			o.OnPoll(t)
