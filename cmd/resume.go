@@ -408,7 +408,18 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 		if wctx.Err() != nil {
 			return finish(o.abandoned(ctx, wctx, &rpc.Task{TaskID: r.TaskID, Status: rpc.TaskStatus(r.Status)}, err, opts.Timeout))
 		}
-		return finish(fmt.Errorf("task %s: %w", r.TaskID, err))
+		if !retryable(err) {
+			return finish(fmt.Errorf("task %s: %w", r.TaskID, err))
+		}
+		// The server is unreachable right now: start from what the ledger knows and let the
+		// wait back off until it answers again.
+		printer.Note(r.TaskID, "first poll failed ("+termsafe.Line(err.Error())+"); waiting for the server")
+		t = &rpc.Task{TaskID: r.TaskID, Status: rpc.TaskStatus(r.Status), StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt,
+			PollInterval: r.PollInterval.Duration()}
+		if !t.Status.Valid() || t.Status.Terminal() {
+			t.Status = rpc.StatusWorking
+		}
+		health.fail(0)
 	}
 	base.Status = t.Status
 	o.saveStatus(ctx, t)
