@@ -117,6 +117,9 @@ func BenchmarkResume1000(b *testing.B) {
 	for b.Loop() {
 		cmd := exec.Command(bin, "resume", "--timeout", watch.String(), "--no-push") // the polling path is what is measured
 		cmd.Env = append(os.Environ(), "MCPTASK_STATE="+ledger)
+		if p := os.Getenv("BENCH_CPUPROFILE"); p != "" {
+			cmd.Env = append(cmd.Env, "MCPTASK_CPUPROFILE="+p)
+		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		cmd.Stdout = io.Discard

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,15 @@ func NewFactory(io *IOStreams) *Factory {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// MCPTASK_CPUPROFILE=FILE writes a CPU profile of the run, for the scale benchmarks.
+	if p := os.Getenv("MCPTASK_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile() // runs before the Close above
+			}
+		}
+	}
 	return Run(ctx, NewFactory(SystemIO()), os.Args[1:])
 }
 
