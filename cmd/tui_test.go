@@ -21,35 +21,18 @@ func TestCallOnTerminalAnswersInput(t *testing.T) {
 
 func callOnTerminal(t *testing.T, era string) {
 	url, rec := demoServer(t, demo.Options{})
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	out, errOut := &lockedBuffer{}, &lockedBuffer{}
-	ios := &IOStreams{In: inR, Out: out, ErrOut: errOut}
-	ios.SetTTY(true, true, true)
-	ios.SetSize(100, 30)
-	f := NewFactory(ios)
-	f.Getenv = func(k string) string {
-		switch k {
-		case "MCPTASK_STATE":
-			return testLedger(t)
-		case "NO_COLOR":
-			return "1"
-		}
-		return ""
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	code := make(chan int, 1)
-	go func() { code <- Run(ctx, f, []string{"call", "ask", "--server", url, "--protocol", era}) }()
+	typeKeys, out, errOut, code := runOnTerminal(t, ctx, "call", "ask", "--server", url, "--protocol", era)
 	defer func() {
 		if t.Failed() {
 			t.Logf("stdout: %q\nstderr: %s", out.String(), errOut.String())
 		}
 	}()
 	waitFor(t, "the question in the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "press i to answer") })
-	_, _ = io.WriteString(inW, "i")
+	typeKeys("i")
 	waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "Name*") })
-	_, _ = io.WriteString(inW, "Ada\r")
+	typeKeys("Ada\r")
 	select {
 	case c := <-code:
 		if c != ExitOK {
@@ -73,33 +56,16 @@ func callOnTerminal(t *testing.T, era string) {
 // gets its question asked in the terminal, then is called again with the answer.
 func TestConfirmOnTerminal(t *testing.T) {
 	url, rec := demoServer(t, demo.Options{})
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	out, errOut := &lockedBuffer{}, &lockedBuffer{}
-	ios := &IOStreams{In: inR, Out: out, ErrOut: errOut}
-	ios.SetTTY(true, true, true)
-	ios.SetSize(100, 30)
-	f := NewFactory(ios)
-	f.Getenv = func(k string) string {
-		switch k {
-		case "MCPTASK_STATE":
-			return testLedger(t)
-		case "NO_COLOR":
-			return "1"
-		}
-		return ""
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	code := make(chan int, 1)
-	go func() { code <- Run(ctx, f, []string{"call", "confirm", "--server", url}) }()
+	typeKeys, out, errOut, code := runOnTerminal(t, ctx, "call", "confirm", "--server", url)
 	defer func() {
 		if t.Failed() {
 			t.Logf("stdout %q\nstderr %s", out.String(), errOut.String())
 		}
 	}()
 	waitFor(t, "the question", 10*time.Second, func() bool { return strings.Contains(out.String(), "Proceed?") })
-	_, _ = io.WriteString(inW, "yes\r")
+	typeKeys("yes\r")
 	select {
 	case c := <-code:
 		if c != ExitOK {
