@@ -37,8 +37,11 @@ server at that server's poll interval.
 Each server is reached again as the ledger recorded it: the URL or the stdio
 command, the era, and for 2025-11-25 the session the task was created in. Secrets
 are not stored: the --bearer-env variable must be set again and --header values
-given again. Progress goes to stderr, one line per change; each task's result goes
-to stdout as it finishes. A task the server no longer knows is reported as expired.
+given again. On a terminal the live view shows the tasks (keys: i answer, c cancel,
+q detach, ? help); otherwise progress goes to stderr, one line per change, and each
+task's result goes to stdout as it finishes. On 2026-07-28 updates also come by push
+(subscriptions/listen; --no-push turns it off). A task the server no longer knows is
+reported as expired.
 
 EXIT STATUS
   0 every task completed well; otherwise the most severe outcome among the tasks:

@@ -28,7 +28,9 @@ interval, and print each outcome as it comes.
 Each task's server comes from the ledger; a task that is not in the ledger is looked
 for on the server given by --server or --stdio. Progress goes to stderr, one line per
 status or message change (with a heartbeat at least every 30 s while nothing changes),
-and each result to stdout.
+and each result to stdout. On a terminal the live view shows them instead (keys:
+i answer, c cancel, q detach, ? help). On 2026-07-28 updates also come by push
+(subscriptions/listen; --no-push turns it off).
 
 EXIT STATUS
   0 only if every task completed well; otherwise the most severe outcome (see
