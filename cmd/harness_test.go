@@ -60,16 +60,20 @@ func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...st
 	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
 }
 
-var ledgers sync.Map // test name -> ledger path
+var ledgers sync.Map // *testing.T -> ledger path
 
-// testLedger returns the ledger file of test t (created lazily, removed with the test).
+// testLedger returns the ledger file of test t (created lazily, removed with the test). It is
+// keyed by the test itself, not its name, so -count=N runs never share a ledger.
 func testLedger(t *testing.T) string {
 	t.Helper()
-	if p, ok := ledgers.Load(t.Name()); ok {
+	if p, ok := ledgers.Load(t); ok {
 		return p.(string)
 	}
 	p := filepath.Join(t.TempDir(), "state", "tasks.json")
-	actual, _ := ledgers.LoadOrStore(t.Name(), p)
+	actual, loaded := ledgers.LoadOrStore(t, p)
+	if !loaded {
+		t.Cleanup(func() { ledgers.Delete(t) })
+	}
 	return actual.(string)
 }
 

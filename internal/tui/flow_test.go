@@ -182,7 +182,7 @@ func TestCancelNeedsConfirmation(t *testing.T) {
 	p.waitUntil(t, "the first poll", func() bool { return get(p, func() int { return p.polls["t"] }) >= 1 })
 	tm.Type("c")
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Cancel task t? (y/n)")) },
-		teatest.WithDuration(5*time.Second))
+		teatest.WithDuration(20*time.Second))
 	tm.Type("n")
 	tm.Type("cy")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
@@ -201,7 +201,7 @@ func TestDetach(t *testing.T) {
 	tm := teatest.NewTestModel(t, New(p, []string{"t"}, nil, Options{DisableClock: true}))
 	p.waitUntil(t, "the first poll", func() bool { return get(p, func() int { return p.polls["t"] }) >= 1 })
 	tm.Type("q")
-	if final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model); !final.Detached() {
+	if final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(Model); !final.Detached() {
 		t.Errorf("q must detach while the task runs")
 	}
 }
@@ -216,12 +216,12 @@ func TestCtrlCInForm(t *testing.T) {
 	p.waitUntil(t, "the first poll", func() bool { return get(p, func() int { return p.polls["t"] }) >= 1 })
 	// The poller has answered, but the model may not have the answer yet: wait for the view.
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("press i to answer")) },
-		teatest.WithDuration(5*time.Second))
+		teatest.WithDuration(20*time.Second))
 	tm.Type("iq")
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("name: q")) },
-		teatest.WithDuration(5*time.Second))
+		teatest.WithDuration(20*time.Second))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	if final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model); !final.Detached() {
+	if final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(Model); !final.Detached() {
 		t.Errorf("ctrl+c in a form must detach")
 	}
 	if n := get(p, func() int { return len(p.answers) }); n != 0 {
@@ -241,12 +241,12 @@ func TestAnswerForm(t *testing.T) {
 	tm := teatest.NewTestModel(t, New(p, []string{"t"}, nil, Options{NoColor: true, DisableClock: true}))
 	p.waitUntil(t, "the first poll", func() bool { return get(p, func() int { return p.polls["t"] }) >= 1 })
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("press i to answer")) },
-		teatest.WithDuration(5*time.Second))
+		teatest.WithDuration(20*time.Second))
 	tm.Type("i")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // name -> age
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // submit with name empty
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Name is required")) },
-		teatest.WithDuration(5*time.Second))
+		teatest.WithDuration(20*time.Second))
 	if n := get(p, func() int { return len(p.answers) }); n != 0 {
 		t.Fatalf("an invalid form was sent")
 	}
@@ -256,7 +256,7 @@ func TestAnswerForm(t *testing.T) {
 	tm.Type("x")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("must be a whole number")) },
-		teatest.WithDuration(5*time.Second))
+		teatest.WithDuration(20*time.Second))
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyBackspace})
 	tm.Type("36")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
@@ -267,7 +267,7 @@ func TestAnswerForm(t *testing.T) {
 	tm.Type("i")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(20*time.Second))
 	answers := get(p, func() []string { return p.answers })
 	if len(answers) != 1 || answers[0] != `t/name:{"action":"accept","content":{"age":36,"name":"Ada"}}` {
 		t.Errorf("answers %q, want the one accepted form", answers)

@@ -508,16 +508,16 @@ func TestAskModel(t *testing.T) {
 	tm := teatest.NewTestModel(t, m)
 	tm.Type("yes")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "example.com") }, teatest.WithDuration(5*time.Second))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "example.com") }, teatest.WithDuration(20*time.Second))
 	tm.Type("a")
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(AskModel)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(AskModel)
 	r := final.Responses()
 	if string(r["a"]) != `{"action":"accept","content":{"ok":true}}` || string(r["b"]) != `{"action":"accept"}` {
 		t.Errorf("responses %v", r)
 	}
 	tm2 := teatest.NewTestModel(t, NewAsk("tool", inputs, Options{NoColor: true}))
 	tm2.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	if got := tm2.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(AskModel).Responses(); got != nil {
+	if got := tm2.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(AskModel).Responses(); got != nil {
 		t.Errorf("ctrl+c must answer nothing: %v", got)
 	}
 }
