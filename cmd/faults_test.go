@@ -367,3 +367,40 @@ func TestGarbageMarksOneTaskOthersCarryOn(t *testing.T) {
 		t.Errorf("list does not show the error:\n%s", l.Stdout)
 	}
 }
+
+// TestRateLimitedPollWaitsRetryAfter: a 429 with Retry-After is honoured like a 503, and the
+// task still finishes.
+func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
+	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	inner := srv.Handler()
+	var mu sync.Mutex
+	var gets []time.Time
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tasks/get" {
+			mu.Lock()
+			gets = append(gets, time.Now())
+			n := len(gets)
+			mu.Unlock()
+			if n == 1 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp", "--protocol", "2026-07-28", "--no-push")
+	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") || !strings.Contains(r.Stderr, "HTTP 429") {
+		t.Fatalf("code %d\nstdout %q\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(gets) < 2 || gets[1].Sub(gets[0]) < time.Second {
+		t.Errorf("the poll after a 429 with Retry-After: 1 came too soon: %v", gets)
+	}
+}
