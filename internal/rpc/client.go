@@ -352,10 +352,36 @@ func (c *Client) legacyCan(what string) bool {
 // call sends one request and returns its result, or an error (an *Error for a JSON-RPC error).
 // name is the value of Mcp-Name for modern HTTP routing ("" when the method has none).
 func (c *Client) call(ctx context.Context, method string, params map[string]any, name string) (json.RawMessage, error) {
-	return c.callHdr(ctx, method, params, name, nil)
+	return c.send(ctx, method, reqParams{m: params}, name, nil)
 }
 
 func (c *Client) callHdr(ctx context.Context, method string, params map[string]any, name string, extra http.Header) (json.RawMessage, error) {
+	return c.send(ctx, method, reqParams{m: params}, name, extra)
+}
+
+// taskCall sends a request whose params are just {"taskId": id} (tasks/get, tasks/result,
+// tasks/cancel), routed by the task id. These run on every poll, so no map is built for them.
+func (c *Client) taskCall(ctx context.Context, method, id string) (json.RawMessage, error) {
+	return c.send(ctx, method, reqParams{task: true, taskID: id}, id, nil)
+}
+
+// reqParams is a request's params: the map m, or when task is set, the {"taskId": taskID}
+// of the task methods.
+type reqParams struct {
+	m      map[string]any
+	task   bool
+	taskID string
+}
+
+// asMap returns the params as a map, for Observe and the general encoder.
+func (p reqParams) asMap() map[string]any {
+	if p.task {
+		return map[string]any{"taskId": p.taskID}
+	}
+	return p.m
+}
+
+func (c *Client) send(ctx context.Context, method string, params reqParams, name string, extra http.Header) (json.RawMessage, error) {
 	for attempt := 0; ; attempt++ {
 		msg, hdr, err := c.build(method, params, name, true)
 		if err != nil {
@@ -406,7 +432,7 @@ func (c *Client) callHdr(ctx context.Context, method string, params map[string]a
 			if resp.Error != nil {
 				oerr = resp.Error
 			}
-			c.opts.Observe(c.Era(), method, params, resp.Result, oerr)
+			c.opts.Observe(c.Era(), method, params.asMap(), resp.Result, oerr)
 		}
 		if resp.Error != nil {
 			return nil, resp.Error
@@ -419,7 +445,7 @@ func (c *Client) callHdr(ctx context.Context, method string, params map[string]a
 }
 
 func (c *Client) notify(ctx context.Context, method string, params map[string]any) error {
-	msg, hdr, err := c.build(method, params, "", false)
+	msg, hdr, err := c.build(method, reqParams{m: params}, "", false)
 	if err != nil {
 		return err
 	}
@@ -427,11 +453,12 @@ func (c *Client) notify(ctx context.Context, method string, params map[string]an
 }
 
 // build makes the message and headers for method in the current era.
-func (c *Client) build(method string, params map[string]any, name string, request bool) (*Message, http.Header, error) {
+func (c *Client) build(method string, params reqParams, name string, request bool) (*Message, http.Header, error) {
 	c.mu.Lock()
 	era, version := c.era, c.version
 	c.mu.Unlock()
-	// Canonical header keys are assigned directly: this runs on every poll.
+	// Canonical header keys are assigned directly, and the value slices that never change are
+	// shared (net/http only reads them): this runs on every poll.
 	hdr := make(http.Header, 3)
 	var raw []byte
 	var err error
@@ -440,34 +467,56 @@ func (c *Client) build(method string, params map[string]any, name string, reques
 		// and SHOULD carry clientInfo.
 		raw, err = c.modernParams(params, version)
 		// C26-HTTP §Protocol Version Header, §Standard Request Headers.
-		hdr["Mcp-Protocol-Version"] = []string{version}
-		hdr["Mcp-Method"] = []string{method}
+		hdr["Mcp-Protocol-Version"] = headerValue(version)
+		hdr["Mcp-Method"] = headerValue(method)
 		if name != "" {
 			hdr["Mcp-Name"] = []string{EncodeHeaderValue(name)}
 		}
 	} else {
 		if version != "" {
 			// C25-TRANS §Protocol Version Header: after initialize, on every request.
-			hdr["Mcp-Protocol-Version"] = []string{version}
+			hdr["Mcp-Protocol-Version"] = headerValue(version)
 		}
-		if params == nil {
-			params = map[string]any{}
+		switch {
+		case params.task:
+			raw = append(appendJSONString(append(make([]byte, 0, len(params.taskID)+14), `{"taskId":`...), params.taskID), '}')
+		case params.m == nil:
+			raw = []byte("{}")
+		default:
+			raw, err = json.Marshal(params.m)
 		}
-		raw, err = json.Marshal(params)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
 	}
-	msg := &Message{JSONRPC: "2.0", Method: method, Params: raw}
 	if request {
-		msg.ID = IntID(c.nextID.Add(1))
+		return newRequest(c.nextID.Add(1), method, raw), hdr, nil
 	}
-	return msg, hdr, nil
+	return &Message{JSONRPC: "2.0", Method: method, Params: raw}, hdr, nil
+}
+
+// fixedHeaderValues holds one shared value slice per version and method name mcptask sends.
+var fixedHeaderValues = func() map[string][]string {
+	m := map[string][]string{}
+	for _, v := range []string{VersionModern, VersionLegacy, "server/discover", "initialize", "tools/list",
+		"tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list", "subscriptions/listen"} {
+		m[v] = []string{v}
+	}
+	return m
+}()
+
+// headerValue returns the header value slice for v, shared when v is a fixed word.
+func headerValue(v string) []string {
+	if s, ok := fixedHeaderValues[v]; ok {
+		return s
+	}
+	return []string{v}
 }
 
 // modernParams encodes params with the per-request _meta merged in. The _meta of mcptask's
 // own (version, capabilities, clientInfo) never changes for a client, so it is encoded once.
-func (c *Client) modernParams(params map[string]any, version string) ([]byte, error) {
+func (c *Client) modernParams(p reqParams, version string) ([]byte, error) {
+	params := p.m
 	userMeta, _ := params["_meta"].(map[string]any)
 	if userMeta != nil {
 		// Rare (a progress token, say): merge the maps the slow way.
@@ -500,6 +549,12 @@ func (c *Client) modernParams(params map[string]any, version string) ([]byte, er
 	}
 	meta := c.metaRaw
 	c.mu.Unlock()
+	if p.task {
+		out := make([]byte, 0, len(p.taskID)+len(meta)+24)
+		out = appendJSONString(append(out, `{"taskId":`...), p.taskID)
+		out = append(append(out, `,"_meta":`...), meta...)
+		return append(out, '}'), nil
+	}
 	if len(params) == 0 {
 		return append(append([]byte(`{"_meta":`), meta...), '}'), nil
 	}
@@ -802,8 +857,12 @@ func DecodeTask(raw json.RawMessage) (*Task, error) {
 // its answer once.
 func decodeTask(raw json.RawMessage) (*Task, *string, error) {
 	var w wireTask
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, nil, fmt.Errorf("%w: task: %v", ErrMalformed, err)
+	if !json.Valid(raw) || !decodeTaskFast(raw, &w) {
+		slow := new(wireTask) // not &w, which would then live on the heap on the fast path too
+		if err := json.Unmarshal(raw, slow); err != nil {
+			return nil, nil, fmt.Errorf("%w: task: %v", ErrMalformed, err)
+		}
+		w = *slow
 	}
 	t, err := w.task(raw)
 	if w.ResultType == "" {
@@ -823,7 +882,11 @@ func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 		}
 		return nil, fmt.Errorf("%w: task %s has invalid status %q", ErrMalformed, w.TaskID, st)
 	}
-	t := &Task{
+	// The Task and the duration its TTL points at share one allocation.
+	box := &struct {
+		Task
+		ttl time.Duration
+	}{Task: Task{
 		TaskID:        w.TaskID,
 		Status:        TaskStatus(w.Status),
 		StatusMessage: w.StatusMessage,
@@ -831,7 +894,8 @@ func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 		Result:        w.Result,
 		Error:         w.Error,
 		Raw:           raw,
-	}
+	}}
+	t := &box.Task
 	var err error
 	if t.CreatedAt, err = parseTime(w.CreatedAt); err != nil {
 		return nil, fmt.Errorf("%w: task %s createdAt: %v", ErrMalformed, t.TaskID, err)
@@ -844,12 +908,12 @@ func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 		ttl = w.TTL
 	}
 	if ttl != nil && !isJSONNull(ttl) {
-		var ms float64
-		if err := json.Unmarshal(ttl, &ms); err != nil {
+		ms, err := jsonNumber(ttl)
+		if err != nil {
 			return nil, fmt.Errorf("%w: task %s ttl is not a number: %s", ErrMalformed, t.TaskID, snippet(ttl))
 		}
-		d := msDuration(ms)
-		t.TTL = &d
+		box.ttl = msDuration(ms)
+		t.TTL = &box.ttl
 	}
 	pi := w.PollIntervalMs
 	if pi == 0 {
@@ -906,7 +970,7 @@ func checkResultType(res json.RawMessage, era Era, allowTask bool) error {
 
 // GetTask sends one tasks/get.
 func (c *Client) GetTask(ctx context.Context, id string) (*Task, error) {
-	res, err := c.call(ctx, "tasks/get", map[string]any{"taskId": id}, id)
+	res, err := c.taskCall(ctx, "tasks/get", id)
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
 	}
@@ -934,7 +998,7 @@ var ErrNotTerminal = errors.New("task has not finished")
 // terminal returns ErrNotTerminal, and one that was cancelled returns the task with no result.
 func (c *Client) TaskResult(ctx context.Context, id string) (*ToolResult, *Task, error) {
 	if c.Era() == EraLegacy {
-		res, err := c.call(ctx, "tasks/result", map[string]any{"taskId": id}, id)
+		res, err := c.taskCall(ctx, "tasks/result", id)
 		if err != nil {
 			return nil, nil, fmt.Errorf("task result %s: %w", id, err)
 		}
@@ -983,7 +1047,7 @@ func (c *Client) CancelTask(ctx context.Context, id string) (*Task, json.RawMess
 		// C25-TASKS §Capabilities: tasks/cancel requires the server's tasks.cancel.
 		return nil, nil, fmt.Errorf("cancel task %s: the server does not declare tasks.cancel", id)
 	}
-	res, err := c.call(ctx, "tasks/cancel", map[string]any{"taskId": id}, id)
+	res, err := c.taskCall(ctx, "tasks/cancel", id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cancel task %s: %w", id, err)
 	}

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -248,7 +246,7 @@ func validSessionID(s string) bool {
 
 // RoundTrip implements Transport.
 func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.Header) (out *Message, err error) {
-	body, err := json.Marshal(req)
+	body, err := req.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", req.Method, err)
 	}
@@ -293,7 +291,7 @@ func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.He
 // notification in a JSON body (it should not); those go to the handler and the wait continues
 // only if the body held nothing else.
 func (t *HTTPTransport) matchJSON(ctx context.Context, data []byte, req *Message, hdr http.Header) (*Message, error) {
-	m, err := DecodeMessage(data)
+	m, err := decodeMessage(data, true) // data is this response's own body
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Method, err)
 	}
@@ -488,7 +486,7 @@ func (t *HTTPTransport) reconnect(ctx context.Context, lastID string, hdr http.H
 
 // Send implements Transport: a notification or a response, answered by 202 (or any 2xx).
 func (t *HTTPTransport) Send(ctx context.Context, msg *Message, hdr http.Header) error {
-	body, err := json.Marshal(msg)
+	body, err := msg.Encode()
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
@@ -524,15 +522,11 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// mediaType returns the lower-case type/subtype of a Content-Type value, without its
+// parameters (written out because mime.ParseMediaType builds a map on every response).
 func mediaType(ct string) string {
-	if ct == "" {
-		return ""
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
-	}
-	return mt
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 // readCapped reads all of r, failing with ErrTooLarge past max bytes.
@@ -558,14 +552,17 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 
 // drain reads a little of what is left so the connection can be reused, then closes.
 func drain(rc io.ReadCloser) {
-	var buf [512]byte
+	buf := drainBufs.Get().(*[512]byte)
 	for range 128 { // at most 64 KiB
 		if _, err := rc.Read(buf[:]); err != nil {
 			break
 		}
 	}
+	drainBufs.Put(buf)
 	_ = rc.Close()
 }
+
+var drainBufs = sync.Pool{New: func() any { return new([512]byte) }}
 
 func bodySnippet(b []byte) string {
 	s := strings.TrimSpace(string(b))

@@ -27,6 +27,38 @@ type Message struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *Error          `json:"error,omitempty"`
+
+	// wire is the encoded message when the Client built it (see Encode); ID and Params are
+	// then views into it.
+	wire []byte
+}
+
+// Encode returns the message as JSON: the bytes the Client built it with, or json.Marshal's.
+// A Message the Client built must not be changed afterwards.
+func (m *Message) Encode() ([]byte, error) {
+	if m.wire != nil {
+		return m.wire, nil
+	}
+	return json.Marshal(m)
+}
+
+// newRequest encodes a request in one allocation. params must be valid, compact JSON (the
+// Client's own encoding); method is one of the fixed method names, so needs no escaping.
+func newRequest(id int64, method string, params []byte) *Message {
+	const head = `{"jsonrpc":"2.0","id":`
+	b := make([]byte, 0, len(head)+20+len(`,"method":"`)+len(method)+len(`","params":`)+len(params)+1)
+	b = append(b, head...)
+	idStart := len(b)
+	b = strconv.AppendInt(b, id, 10)
+	idEnd := len(b)
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, method)
+	b = append(b, `,"params":`...)
+	pStart := len(b)
+	b = append(b, params...)
+	pEnd := len(b)
+	b = append(b, '}')
+	return &Message{JSONRPC: "2.0", Method: method, ID: b[idStart:idEnd:idEnd], Params: b[pStart:pEnd:pEnd], wire: b}
 }
 
 // IsRequest reports whether m is a request: it has a method and an id.
@@ -74,13 +106,32 @@ func IntID(n int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(n
 // is not a JSON object with "jsonrpc":"2.0", so garbage from a server surfaces as a clear
 // protocol error instead of a zero-valued message.
 func DecodeMessage(data []byte) (*Message, error) {
+	return decodeMessage(data, false)
+}
+
+// decodeMessage is DecodeMessage. When owned is true the caller gives data away (a response
+// body read for this message alone), and the raw fields of the Message share its memory
+// instead of being copied.
+func decodeMessage(data []byte, owned bool) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrMalformed, snippet(data))
 	}
-	var m Message
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: %v: %s", ErrMalformed, err, snippet(data))
+	var m *Message
+	// json.Valid reuses a pooled scanner; the fast path then walks the envelope once.
+	if json.Valid(data) {
+		if !owned {
+			data = bytes.Clone(data)
+		}
+		if fm, ok := decodeMessageFast(data); ok {
+			m = fm
+		}
+	}
+	if m == nil {
+		m = new(Message)
+		if err := json.Unmarshal(data, m); err != nil {
+			return nil, fmt.Errorf("%w: %v: %s", ErrMalformed, err, snippet(data))
+		}
 	}
 	if m.JSONRPC != "2.0" {
 		return nil, fmt.Errorf("%w: jsonrpc is %q, want \"2.0\"", ErrMalformed, m.JSONRPC)
@@ -88,7 +139,7 @@ func DecodeMessage(data []byte) (*Message, error) {
 	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
 		return nil, fmt.Errorf("%w: neither request, notification nor response: %s", ErrMalformed, snippet(data))
 	}
-	return &m, nil
+	return m, nil
 }
 
 // snippet shortens server-supplied bytes for an error message.

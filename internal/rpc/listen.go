@@ -24,7 +24,7 @@ func (c *Client) Listen(ctx context.Context, taskIDs []string, sub *Subscription
 	if c.Era() != EraModern {
 		return fmt.Errorf("subscriptions/listen exists only in %s", VersionModern)
 	}
-	msg, hdr, err := c.build("subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": taskIDs}}, "", true)
+	msg, hdr, err := c.build("subscriptions/listen", reqParams{m: map[string]any{"notifications": map[string]any{"taskIds": taskIDs}}}, "", true)
 	if err != nil {
 		return err
 	}

@@ -268,12 +268,12 @@ func (t *StdioTransport) finish(werr error) {
 
 // write sends one message as one line.
 func (t *StdioTransport) write(m *Message) error {
-	data, err := json.Marshal(m)
+	data, err := m.Encode()
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
 	t.trace.frame(">", "", data)
-	data = append(data, '\n')
+	data = append(data[:len(data):len(data)], '\n') // never into the spare room of a built message
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if _, err := t.stdin.Write(data); err != nil {
