@@ -123,6 +123,26 @@ func idPrefix(id string) []byte {
 	return append(append([]byte(`{"taskId":`), q...), ',')
 }
 
+// linePrefix returns the {"taskId":"…", start of a record line, as idPrefix writes it.
+func linePrefix(line []byte) ([]byte, bool) {
+	const head = `{"taskId":"`
+	if !bytes.HasPrefix(line, []byte(head)) {
+		return nil, false
+	}
+	for i := len(head); i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '"':
+			if i+1 < len(line) && line[i+1] == ',' {
+				return line[:i+2], true
+			}
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
 // find returns the index and decoded record of (id, key), or -1.
 func (l *rawLedger) find(id, key string) (int, *Record, error) {
 	p := idPrefix(id)

@@ -310,3 +310,57 @@ func TestKill9NeverCorrupts(t *testing.T) {
 		t.Errorf("temp files pile up: %d", len(left))
 	}
 }
+
+func TestPatchMany(t *testing.T) {
+	st := Open(filepath.Join(t.TempDir(), "tasks.json"))
+	a, b, c := rec("t1", "http://a/mcp"), rec("t1", "http://b/mcp"), rec(`t"2`, "http://a/mcp")
+	for _, r := range []Record{a, b, c} {
+		if err := st.Put(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := st.Find(`t"2`)
+	err := st.PatchMany([]Change{
+		{Key: a.Server.Key(), ID: "t1", Fn: func(r *Record) { r.StatusMessage = "first" }},
+		{Key: a.Server.Key(), ID: "gone", Fn: func(r *Record) { t.Error("a missing record must not be patched") }},
+		{Key: a.Server.Key(), ID: "t1", Fn: func(r *Record) { r.Status = "completed"; r.StatusMessage += ", then second" }},
+		{Key: c.Server.Key(), ID: `t"2`, Fn: func(r *Record) { r.Status = "working" }}, // no change
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mustLoad(t, st).Tasks {
+		switch {
+		case r.TaskID == "t1" && r.Server.URL == "http://a/mcp":
+			if r.Status != "completed" || r.StatusMessage != "first, then second" {
+				t.Errorf("changes must apply in order to the record of their server: %+v", r)
+			}
+		case r.TaskID == "t1":
+			if r.Status != "working" || r.StatusMessage != "" {
+				t.Errorf("the same id on another server must be left alone: %+v", r)
+			}
+		default:
+			if !r.SavedAt.Equal(before[0].SavedAt) {
+				t.Errorf("an unchanged record must keep its SavedAt: %v then %v", before[0].SavedAt, r.SavedAt)
+			}
+		}
+	}
+	// Nothing to change: the file is not rewritten (an atomic rewrite is a new inode).
+	fi1, _ := os.Stat(st.Path())
+	if err := st.PatchMany([]Change{{Key: c.Server.Key(), ID: `t"2`, Fn: func(r *Record) {}}}); err != nil {
+		t.Fatal(err)
+	}
+	fi2, _ := os.Stat(st.Path())
+	if !os.SameFile(fi1, fi2) {
+		t.Errorf("a batch that changes nothing must not rewrite the ledger")
+	}
+}
+
+func mustLoad(t *testing.T, st *Store) *File {
+	t.Helper()
+	f, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
