@@ -404,3 +404,47 @@ func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
 		t.Errorf("the poll after a 429 with Retry-After: 1 came too soon: %v", gets)
 	}
 }
+
+// TestPollIntervalCountsFromTheRequest: on a slow server the interval runs from when a poll
+// went out, not from when its answer came back, so a task is polled at its interval and not
+// at the interval plus the latency; and never sooner than the interval.
+func TestPollIntervalCountsFromTheRequest(t *testing.T) {
+	const interval, latency = 300 * time.Millisecond, 150 * time.Millisecond
+	srv, err := demo.New(demo.Options{StepDelay: time.Hour, PollInterval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	inner := srv.Handler()
+	var mu sync.Mutex
+	var gets []time.Time
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tasks/get" {
+			mu.Lock()
+			gets = append(gets, time.Now())
+			mu.Unlock()
+			time.Sleep(latency) // the injected fault: a slow answer
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	r := runCLI(t, t.Context(), nil, "call", "forever", "--server", proxy.URL+"/mcp", "--protocol", "2026-07-28", "--no-push", "--timeout", "3s")
+	if r.Code != ExitTimeout {
+		t.Fatalf("code %d, want %d\nstderr %s", r.Code, ExitTimeout, r.Stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(gets) < 5 {
+		t.Fatalf("only %d polls in 3s at a %s interval", len(gets), interval)
+	}
+	// The first poll follows the task's creation; from the second on the cadence is steady.
+	for i := 2; i < len(gets); i++ {
+		if gap := gets[i].Sub(gets[i-1]); gap < interval-5*time.Millisecond {
+			t.Errorf("poll %d came %s after the previous one; the interval is %s", i, gap, interval)
+		}
+	}
+	mean := gets[len(gets)-1].Sub(gets[1]) / time.Duration(len(gets)-2)
+	if mean > interval+latency/2 {
+		t.Errorf("mean gap %s: polls wait for the answer before counting the interval (%s + %s latency)", mean, interval, latency)
+	}
+}

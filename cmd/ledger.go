@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -99,19 +100,109 @@ func (o *outcome) saveStatus(ctx context.Context, t *rpc.Task) {
 	if !t.Status.Terminal() {
 		o.c.KeepSession(true)
 	}
+	key := toServer(o.ref).Key()
+	if o.batch != nil {
+		o.batch.add(state.Change{Key: key, ID: t.TaskID, Fn: func(r *state.Record) { applyTask(r, t) }})
+		return
+	}
 	st, err := o.f.ledger()
 	if err != nil {
 		return
 	}
-	key := toServer(o.ref).Key()
 	if err := st.Patch(key, t.TaskID, func(r *state.Record) { applyTask(r, t) }); err != nil {
 		o.f.warnf("could not update task %s in the ledger: %v", t.TaskID, err)
 	}
 }
 
+// syncLedger writes the status updates still batched, so that a change made next (an error
+// mark, a dropped record) lands after them.
+func (o *outcome) syncLedger() {
+	if o.batch != nil {
+		o.batch.flush()
+	}
+}
+
+// statusBatchEvery is how long status updates wait to be written together.
+const statusBatchEvery = 200 * time.Millisecond
+
+// statusBatch coalesces the status updates of many followed tasks into one ledger write per
+// statusBatchEvery: a resume of a thousand tasks would otherwise rewrite (and fsync) the
+// ledger a thousand times as it starts. Only status updates wait: the task ids are in the
+// ledger already, and a status lost to a crash is learned again by the next resume.
+type statusBatch struct {
+	st   *state.Store
+	warn func(format string, args ...any)
+
+	mu      sync.Mutex
+	pending []state.Change
+	writeMu sync.Mutex // one write at a time, so batches land in order
+
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newStatusBatch(st *state.Store, warn func(format string, args ...any)) *statusBatch {
+	b := &statusBatch{st: st, warn: warn, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go b.run()
+	return b
+}
+
+func (b *statusBatch) add(c state.Change) {
+	b.mu.Lock()
+	b.pending = append(b.pending, c)
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (b *statusBatch) run() {
+	defer close(b.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-b.kick:
+			timer.Reset(statusBatchEvery)
+			select {
+			case <-timer.C:
+				b.flush()
+			case <-b.stop:
+				b.flush()
+				return
+			}
+		case <-b.stop:
+			b.flush()
+			return
+		}
+	}
+}
+
+// flush writes what is pending now.
+func (b *statusBatch) flush() {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	b.mu.Lock()
+	changes := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+	if err := b.st.PatchMany(changes); err != nil {
+		b.warn("could not update %d task(s) in the ledger: %v", len(changes), err)
+	}
+}
+
+// close writes what is pending and stops the batch.
+func (b *statusBatch) close() {
+	close(b.stop)
+	<-b.done
+}
+
 // dropRecord is called once a terminal task's outcome has been shown: the record goes, or
 // with --keep stays as history, marked shown.
 func (o *outcome) dropRecord(ctx context.Context, id string) {
+	o.syncLedger()
 	st, err := o.f.ledger()
 	if err != nil {
 		return
@@ -142,6 +233,7 @@ func (o *outcome) dropRecord(ctx context.Context, id string) {
 
 // markError records on a task what went wrong while following it.
 func (o *outcome) markError(id string, err error) {
+	o.syncLedger()
 	st, serr := o.f.ledger()
 	if serr != nil {
 		return
@@ -151,6 +243,7 @@ func (o *outcome) markError(id string, err error) {
 
 // markExpired records that the server no longer knows a task.
 func (o *outcome) markExpired(id string) {
+	o.syncLedger()
 	st, err := o.f.ledger()
 	if err != nil {
 		return

@@ -29,6 +29,8 @@ type outcome struct {
 	answers  answerSet
 	answered map[string]bool
 	printer  *progressPrinter
+	// batch, when set, takes the status updates to write them with other tasks' (resume).
+	batch *statusBatch
 }
 
 func (o *outcome) stdout() io.Writer {
@@ -161,6 +163,7 @@ func (o *outcome) answerInputs(ctx context.Context, t *rpc.Task) (int, error) {
 
 // recordAnswered adds keys to the record's answered keys.
 func (o *outcome) recordAnswered(id string, keys []string) {
+	o.syncLedger()
 	st, err := o.f.ledger()
 	if err != nil {
 		return

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -196,8 +197,12 @@ type followOptions struct {
 	Answers           answerSet
 	// Prompt is --on-input prompt: the live view may ask.
 	Prompt bool
-	// inFlight caps the polls in flight across all tasks (set by followMany).
-	inFlight chan struct{}
+	// inFlight caps the polls in flight across all tasks, batch writes their status updates
+	// together, and spreadFirst spreads their first polls over an interval when there are
+	// many (all set by followMany).
+	inFlight    chan struct{}
+	batch       *statusBatch
+	spreadFirst bool
 }
 
 // maxPollsInFlight caps concurrent tasks/get across a run, protecting both sides when a
@@ -214,6 +219,15 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	opts.inFlight = make(chan struct{}, maxPollsInFlight)
+	total := 0
+	for _, g := range groups {
+		total += len(g.recs)
+	}
+	opts.spreadFirst = total > 1
+	if st, err := f.ledger(); err == nil && total > 1 {
+		opts.batch = newStatusBatch(st, f.warnf)
+		defer opts.batch.close()
+	}
 	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
 	if f.Global.JSONL {
 		printer.events = f.IO.Out
@@ -373,7 +387,7 @@ func countBad(codes []int) int {
 func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, r state.Record, printer *progressPrinter, opts followOptions, hub *pushHub, health *serverHealth) (envelope, []byte) {
 	var buf bytes.Buffer
 	var got *envelope
-	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }, answers: opts.Answers, answered: map[string]bool{}}
+	o := &outcome{f: f, c: c, ref: ref, w: &buf, emit: func(e envelope) error { got = &e; return nil }, answers: opts.Answers, answered: map[string]bool{}, batch: opts.batch}
 	for _, k := range r.AnsweredKeys {
 		o.answered[k] = true // answered before a crash: never again
 	}
@@ -402,7 +416,7 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 		}
 		return e, buf.Bytes()
 	}
-	t, err := c.GetTask(wctx, r.TaskID)
+	t, err := firstPoll(wctx, c, r, opts)
 	if err != nil {
 		if rpc.IsUnknownTask(err) {
 			o.markExpired(r.TaskID)
@@ -427,9 +441,37 @@ func resumeOne(ctx, wctx context.Context, f *Factory, c *rpc.Client, ref ServerR
 	base.Status = t.Status
 	o.saveStatus(ctx, t)
 	printer.Task(t)
-	po := pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, Spread: true, InFlight: opts.inFlight, Server: health}
+	po := pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once, InFlight: opts.inFlight, Server: health}
 	if hub != nil {
 		po.Push, po.PushLive = hub.ch[r.TaskID], hub.live(r.TaskID)
 	}
 	return finish(o.follow(wctx, ctx, t, po, printer, opts.Timeout))
+}
+
+// firstPoll asks for a resumed task's state. With many tasks the first polls are spread at
+// random over one interval (the one the ledger remembers) and share the cap on polls in
+// flight, so that a resume of a thousand tasks does not open with a thousand requests at once;
+// the polls that follow keep that spread.
+func firstPoll(ctx context.Context, c *rpc.Client, r state.Record, opts followOptions) (*rpc.Task, error) {
+	if opts.spreadFirst {
+		interval := pollInterval(&rpc.Task{PollInterval: r.PollInterval.Duration()}, opts.Interval)
+		timer := time.NewTimer(time.Duration(rand.Int64N(int64(interval))))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	if opts.inFlight != nil {
+		select {
+		case opts.inFlight <- struct{}{}:
+			defer func() { <-opts.inFlight }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return c.GetTask(rctx, r.TaskID)
 }

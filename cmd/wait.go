@@ -241,6 +241,35 @@ func (h *serverHealth) ok() {
 	h.until = time.Time{}
 }
 
+// alignPoll rounds a poll's due time up to the next multiple, on the wall clock, of a tick of
+// at most pollTickMax and a twentieth of the interval. The polls of many tasks then wake the
+// process together a few dozen times a second instead of a thousand times (each wake-up of an
+// idle Go process costs scheduler and futex work that dwarfs the poll itself: issue 7's CPU
+// budget), while a poll is at most 5% of its interval late. Tasks still spread over the whole
+// interval (Spread), a handful per tick per server, which is what the connection pool sends
+// at once anyway.
+//
+// A due time just past a tick (within a tenth of it) goes back to that tick: a poll goes out a
+// little after its tick (the timer's own lateness, the wait for a connection), and rounding
+// that up would add a whole tick to every interval.
+func alignPoll(due time.Time, interval time.Duration) time.Time {
+	tick := min(pollTickMax, interval/20)
+	if tick < time.Millisecond {
+		return due
+	}
+	r := time.Duration(due.UnixNano() % int64(tick))
+	switch {
+	case r == 0:
+		return due
+	case r <= tick/10:
+		return due.Add(-r)
+	}
+	return due.Add(tick - r)
+}
+
+// pollTickMax is the coarsest tick alignPoll rounds to.
+const pollTickMax = 25 * time.Millisecond
+
 // errStillRunning is --timeout 0 finding the task not finished.
 var errStillRunning = errors.New("still running")
 
@@ -253,7 +282,10 @@ var errTaskGone = errors.New("task expired or unknown to the server")
 func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*rpc.Task, error) {
 	failures := 0
 	var nextAfter time.Duration // a server's Retry-After
+	var lastSent time.Time      // when the last tasks/get went out
 	prev := t
+	timer := time.NewTimer(time.Hour) // one timer per wait, reset for every poll
+	defer timer.Stop()
 	for {
 		if t.Status.Terminal() || (o.StopOnInput && t.Status == rpc.StatusInputRequired && (o.InputDone == nil || !o.InputDone(t))) {
 			return t, nil
@@ -261,28 +293,36 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 		if o.Once {
 			return t, errStillRunning
 		}
-		delay := pollInterval(t, o.UserMin)
+		interval := pollInterval(t, o.UserMin)
+		// The interval runs from when the last poll went out, so that the gap between polls
+		// is the server's interval and not the interval plus the answer's latency.
+		now := time.Now()
+		due := now.Add(interval)
+		if !lastSent.IsZero() {
+			due = lastSent.Add(interval)
+		}
 		if failures > 0 {
-			delay = max(delay, backoff(failures), nextAfter)
+			due = now.Add(max(interval, backoff(failures), nextAfter))
 		}
 		nextAfter = 0
 		if o.Spread {
 			o.Spread = false
-			delay = time.Duration(rand.Int64N(int64(delay))) + time.Millisecond
+			due = now.Add(time.Duration(rand.Int64N(int64(interval))) + time.Millisecond)
 		}
 		if o.Server != nil {
-			delay = max(delay, o.Server.wait())
+			if hold := o.Server.wait(); hold > due.Sub(now) {
+				due = now.Add(hold)
+			}
 		}
 		if o.PushLive != nil && o.PushLive() {
 			// Push updates arrive on a listen stream; polling stays as the safety net, relaxed
 			// (EXT §Task Status Notifications: clients MAY rely on them instead of polling).
-			delay = min(max(delay*5, 10*time.Second), maxPollInterval)
+			due = now.Add(min(max(interval*5, 10*time.Second), maxPollInterval))
 		}
-		timer := time.NewTimer(delay)
+		timer.Reset(max(alignPoll(due, interval).Sub(now), 0))
 		var pushed *rpc.Task
 		select {
 		case <-ctx.Done():
-			timer.Stop()
 			return t, ctx.Err()
 		case <-timer.C:
 		case pushed = <-o.Push:
@@ -314,6 +354,7 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 				return t, ctx.Err()
 			}
 		}
+		lastSent = time.Now()
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		nt, err := c.GetTask(rctx, t.TaskID)
 		cancel()
