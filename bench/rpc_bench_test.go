@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("BENCH_DEMO_SERVER") == "1" {
 		os.Exit(serveDemo())
 	}
+	if p := os.Getenv("BENCH_BARE_POLLER"); p != "" {
+		os.Exit(barePoller(p))
+	}
 	os.Exit(m.Run())
 }
 
@@ -94,24 +97,7 @@ func BenchmarkTasksGet(b *testing.B) {
 	}
 	id := res.Task.TaskID
 
-	// Capture exactly what the client sends for tasks/get, to replay it bare.
-	var body []byte
-	var hdr http.Header
-	capture := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ = io.ReadAll(r.Body)
-		hdr = r.Header.Clone()
-		http.Error(w, "captured", http.StatusTeapot)
-	})}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go func() { _ = capture.Serve(ln) }()
-	ctr, _ := rpc.NewHTTPTransport("http://"+ln.Addr().String()+"/mcp", rpc.HTTPOptions{})
-	cc := rpc.NewClient(ctr, rpc.ClientOptions{Info: rpc.Implementation{Name: "bench", Version: "1"}})
-	cc.Assume(rpc.EraModern, "")
-	_, _ = cc.GetTask(ctx, id)
-	_ = capture.Close()
-	if body == nil {
-		b.Fatal("could not capture the tasks/get request")
-	}
+	body, hdr := captureTasksGet(b, id)
 
 	b.Run("rpc.Client", func(b *testing.B) {
 		b.ReportAllocs()
@@ -142,4 +128,32 @@ func BenchmarkTasksGet(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 	})
+}
+
+// captureTasksGet returns exactly what internal/rpc sends for a tasks/get of id, to replay it
+// bare.
+func captureTasksGet(b *testing.B, id string) ([]byte, http.Header) {
+	b.Helper()
+	var body []byte
+	var hdr http.Header
+	capture := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		hdr = r.Header.Clone()
+		http.Error(w, "captured", http.StatusTeapot)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = capture.Serve(ln) }()
+	defer capture.Close()
+	ctr, _ := rpc.NewHTTPTransport("http://"+ln.Addr().String()+"/mcp", rpc.HTTPOptions{})
+	defer ctr.Close()
+	cc := rpc.NewClient(ctr, rpc.ClientOptions{Info: rpc.Implementation{Name: "bench", Version: "1"}})
+	cc.Assume(rpc.EraModern, "")
+	_, _ = cc.GetTask(context.Background(), id)
+	if body == nil {
+		b.Fatal("could not capture the tasks/get request")
+	}
+	return body, hdr
 }

@@ -77,7 +77,9 @@ func (s *serverStats) wrap(h http.Handler) http.Handler {
 // working tasks spread over 3 demo servers (child processes) polling at 1 s, for 30 s. It
 // reports the client's CPU as a share of one core, its peak resident memory, the most
 // connections any server saw open at once, and the worst mean and worst single gap between
-// polls of one task. Run with -benchtime 1x.
+// polls of one task. Then a bare net/http poller sends the same requests on the same schedule
+// for as long, and the client's CPU per poll is compared with it (x-bare). Run with
+// -benchtime 1x.
 func BenchmarkResume1000(b *testing.B) {
 	const tasks, servers, watch = 1000, 3, 30 * time.Second
 	bin := filepath.Join(b.TempDir(), "mcptask")
@@ -114,6 +116,7 @@ func BenchmarkResume1000(b *testing.B) {
 		}
 		resp.Body.Close()
 	}
+	var clientCPU time.Duration
 	for b.Loop() {
 		cmd := exec.Command(bin, "resume", "--timeout", watch.String(), "--no-push") // the polling path is what is measured
 		cmd.Env = append(os.Environ(), "MCPTASK_STATE="+ledger)
@@ -131,10 +134,11 @@ func BenchmarkResume1000(b *testing.B) {
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		clientCPU = cpu
 		b.ReportMetric(100*float64(cpu)/float64(wall), "%cpu")
 		b.ReportMetric(float64(ru.Maxrss)/1024, "MB-rss")
 	}
-	maxConns, worstMean, worstGap, polled := 0, time.Duration(0), time.Duration(0), 0
+	maxConns, worstMean, worstGap, polled, polls := 0, time.Duration(0), time.Duration(0), 0, 0
 	for _, u := range urls {
 		resp, err := statsClient.Get(strings.TrimSuffix(u, "/mcp") + "/stats")
 		if err != nil {
@@ -148,6 +152,7 @@ func BenchmarkResume1000(b *testing.B) {
 		resp.Body.Close()
 		maxConns = max(maxConns, st.MaxOpen)
 		for _, ts := range st.Polls {
+			polls += len(ts)
 			sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
 			if len(ts) < 3 {
 				continue
@@ -163,6 +168,13 @@ func BenchmarkResume1000(b *testing.B) {
 	b.ReportMetric(float64(worstMean.Milliseconds()), "worst-mean-gap-ms")
 	b.ReportMetric(float64(worstGap.Milliseconds()), "worst-gap-ms")
 	b.ReportMetric(float64(polled), "tasks-polled")
+
+	// Side by side: a bare net/http poller sends the same requests on the same schedule.
+	clientPerPoll := clientCPU / time.Duration(max(polls, 1))
+	barePerPoll := runBarePoller(b, recs, watch)
+	b.ReportMetric(float64(clientPerPoll.Microseconds()), "client-µs/poll")
+	b.ReportMetric(float64(barePerPoll.Microseconds()), "bare-µs/poll")
+	b.ReportMetric(float64(clientPerPoll)/float64(barePerPoll), "x-bare")
 	fmt.Fprintf(os.Stderr, "resume over %d tasks on %d servers for %s\n", tasks, servers, watch)
 }
 
@@ -176,3 +188,34 @@ func tail(s string) string {
 // statsClient reads a server's stats without keeping a connection open, so it is not counted
 // among the client's.
 var statsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// runBarePoller runs the bare poller (bare_poller_test.go) over the tasks of recs for d and
+// returns its CPU per poll.
+func runBarePoller(b *testing.B, recs []state.Record, d time.Duration) time.Duration {
+	b.Helper()
+	body, hdr := captureTasksGet(b, recs[0].TaskID)
+	cfg := bareConfig{Interval: time.Second, Duration: d}
+	for _, r := range recs {
+		h := hdr.Clone()
+		h.Set("Mcp-Name", r.TaskID)
+		cfg.Requests = append(cfg.Requests, bareRequest{URL: r.Server.URL, Header: h,
+			Body: bytes.ReplaceAll(body, []byte(recs[0].TaskID), []byte(r.TaskID))})
+	}
+	path := filepath.Join(b.TempDir(), "bare.json")
+	data, _ := json.Marshal(cfg)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BENCH_BARE_POLLER="+path)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("bare poller: %v", err)
+	}
+	var polls, failures int
+	if _, err := fmt.Sscan(string(out), &polls, &failures); err != nil || polls == 0 || failures > 0 {
+		b.Fatalf("bare poller: %d polls, %d failures (%v): %s", polls, failures, err, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) / time.Duration(polls)
+}
