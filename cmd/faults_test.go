@@ -448,3 +448,167 @@ func TestPollIntervalCountsFromTheRequest(t *testing.T) {
 		t.Errorf("mean gap %s: polls wait for the answer before counting the interval (%s + %s latency)", mean, interval, latency)
 	}
 }
+
+// TestFaultyAnswersLeaveTheTaskResumable: whatever a server answers to tasks/get, mcptask
+// ends with a clear error and the right exit code, the task stays in the ledger marked with
+// what went wrong, and once the server behaves again the same task resumes. Each case is a
+// fault injected by a proxy in front of the demo server.
+func TestFaultyAnswersLeaveTheTaskResumable(t *testing.T) {
+	old := requestTimeout
+	defer func() { requestTimeout = old }()
+
+	jsonBody := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+		}
+	}
+	cases := []struct {
+		name  string
+		fault http.HandlerFunc
+		code  int
+		// want is in the error message; marked says the ledger record carries it.
+		want   string
+		marked bool
+	}{
+		{"not JSON", jsonBody("<html>502 Bad Gateway</html>"), ExitFailure, "not a JSON object", true},
+		{"truncated", jsonBody(`{"jsonrpc":"2.0","id":%REQ%,"result":{"taskId":`), ExitFailure, "unexpected end of JSON input", true},
+		{"wrong types", jsonBody(`{"jsonrpc":"2.0","id":%REQ%,"result":{"taskId":7,"status":"working"}}`), ExitFailure, "cannot unmarshal number", true},
+		{"no status", jsonBody(`{"jsonrpc":"2.0","id":%REQ%,"result":{"taskId":"%ID%"}}`), ExitFailure, `invalid status "<missing>"`, true},
+		{"another task", jsonBody(`{"jsonrpc":"2.0","id":%REQ%,"result":{"taskId":"someone-else","status":"working"}}`), ExitFailure, `server answered for task "someone-else"`, true},
+		{"another request", jsonBody(`{"jsonrpc":"2.0","id":"nope","result":{"taskId":"%ID%","status":"working"}}`), ExitFailure, `does not match request id`, true},
+		{"oversized body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			chunk := []byte(strings.Repeat(" ", 1<<20))
+			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":`)
+			for range 33 { // past the 32 MiB cap
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}, ExitFailure, "larger than", true},
+		{"endless SSE line", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: ")
+			chunk := []byte(strings.Repeat("a", 1<<20))
+			for range 17 { // past the 16 MiB line cap
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}, ExitFailure, "exceeds size limit", true},
+		{"endless SSE stream", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fl := w.(http.Flusher)
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for { // keep-alives, never the response
+				select {
+				case <-r.Context().Done():
+					return
+				case <-tick.C:
+					io.WriteString(w, ": still thinking\n\n")
+					fl.Flush()
+				}
+			}
+		}, ExitTimeout, "timeout after", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Only the endless stream needs the per-poll deadline to end it; reading 32 MiB
+			// under the race detector must not run into it.
+			requestTimeout = 10 * time.Second
+			if tc.code == ExitTimeout {
+				requestTimeout = 300 * time.Millisecond
+			}
+			srv, err := demo.New(demo.Options{StepDelay: time.Hour, PollInterval: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			inner := srv.Handler()
+			var mu sync.Mutex
+			var id string
+			faulty := false
+			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				f, tid := faulty, id
+				mu.Unlock()
+				if f && r.Header.Get("Mcp-Method") == "tasks/get" {
+					var req struct {
+						ID json.RawMessage `json:"id"`
+					}
+					_ = json.NewDecoder(r.Body).Decode(&req)
+					tc.fault(&idWriter{ResponseWriter: w, id: tid, req: string(req.ID)}, r)
+					return
+				}
+				inner.ServeHTTP(w, r)
+			}))
+			defer proxy.Close()
+			url := proxy.URL + "/mcp"
+			created := runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url, "--protocol", "2026-07-28")
+			mu.Lock()
+			id, faulty = strings.TrimSpace(created.Stdout), true
+			mu.Unlock()
+			if created.Code != ExitOK || id == "" {
+				t.Fatalf("create: code %d\n%s", created.Code, created.Stderr)
+			}
+
+			// The faults that end in an error must not need the timeout; only the endless
+			// stream runs into it.
+			timeout := "60s"
+			if tc.code == ExitTimeout {
+				timeout = "2s"
+			}
+			r := runCLI(t, t.Context(), nil, "resume", "--json", "--no-push", "--timeout", timeout)
+			if r.Code != tc.code {
+				t.Fatalf("resume: code %d, want %d\nstdout %s\nstderr %s", r.Code, tc.code, r.Stdout, r.Stderr)
+			}
+			tasks := decodeJSON(t, r.Stdout)["tasks"].([]any)
+			msg, _ := tasks[0].(map[string]any)["message"].(string)
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("the error must name the problem (%q): %q", tc.want, msg)
+			}
+			recs := ledgerRecords(t, testLedger(t))
+			if len(recs) != 1 || recs[0].TaskID != id {
+				t.Fatalf("the task must stay in the ledger: %+v", recs)
+			}
+			if tc.marked && !strings.Contains(recs[0].LastError, tc.want) {
+				t.Errorf("the record must be marked with the error: %q", recs[0].LastError)
+			}
+
+			// The server behaves again: the same task resumes, and its mark is cleared.
+			mu.Lock()
+			faulty = false
+			mu.Unlock()
+			again := runCLI(t, t.Context(), nil, "resume", "--timeout", "0")
+			if again.Code != ExitStillRunning {
+				t.Fatalf("resume after the fault: code %d, want %d (still running)\n%s", again.Code, ExitStillRunning, again.Stderr)
+			}
+			if recs := ledgerRecords(t, testLedger(t)); len(recs) != 1 || recs[0].LastError != "" || recs[0].Status != "working" {
+				t.Errorf("after a good poll the record must be working and unmarked: %+v", recs)
+			}
+		})
+	}
+}
+
+// idWriter puts the task id in place of %ID%, and the request's id in place of %REQ%, in
+// what a fault writes.
+type idWriter struct {
+	http.ResponseWriter
+	id, req string
+}
+
+func (w *idWriter) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte("%")) {
+		out := bytes.ReplaceAll(b, []byte("%ID%"), []byte(w.id))
+		out = bytes.ReplaceAll(out, []byte("%REQ%"), []byte(w.req))
+		if _, err := w.ResponseWriter.Write(out); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *idWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }

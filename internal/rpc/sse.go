@@ -50,34 +50,41 @@ func newSSEReader(r io.Reader, maxLine, maxEvent int) *sseReader {
 }
 
 // readLine returns the next line without its terminator. At the end of the stream it returns
-// the unterminated remainder (if any) with io.EOF.
+// the unterminated remainder (if any) with io.EOF. It copies what is buffered up to the next
+// line break at once, not byte by byte: a hostile line of many megabytes costs a few copies.
 func (s *sseReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
 	for {
-		b, err := s.r.ReadByte()
-		if err != nil {
+		if _, err := s.r.Peek(1); err != nil {
 			if errors.Is(err, io.EOF) {
 				return s.line, io.EOF
 			}
 			return nil, err
 		}
+		buf, _ := s.r.Peek(s.r.Buffered())
 		if s.pendingCR {
 			s.pendingCR = false
-			if b == '\n' {
+			if buf[0] == '\n' { // the LF of a CRLF whose CR ended the previous line
+				_, _ = s.r.Discard(1)
 				continue
 			}
 		}
-		switch b {
-		case '\n':
-			return s.line, nil
-		case '\r':
-			s.pendingCR = true
-			return s.line, nil
+		i := bytes.IndexAny(buf, "\r\n")
+		n := i
+		if i < 0 {
+			n = len(buf)
 		}
-		if len(s.line) >= s.maxLine {
+		if len(s.line)+n > s.maxLine {
 			return nil, fmt.Errorf("%w: SSE line longer than %d bytes", ErrTooLarge, s.maxLine)
 		}
-		s.line = append(s.line, b)
+		s.line = append(s.line, buf[:n]...)
+		if i < 0 {
+			_, _ = s.r.Discard(n)
+			continue
+		}
+		s.pendingCR = buf[i] == '\r'
+		_, _ = s.r.Discard(n + 1)
+		return s.line, nil
 	}
 }
 

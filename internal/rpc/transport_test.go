@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -532,6 +533,75 @@ func FuzzSSE(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzSSELines: the line splitter, which copies whatever is buffered up to a line break, cuts
+// lines exactly where the standard says (CRLF, LF or CR, a CRLF split across reads counting
+// once) whatever sizes the reads come in, compared with a byte-at-a-time reference.
+func FuzzSSELines(f *testing.F) {
+	for _, s := range []string{"a\nb\r\nc\rd", "\r\n\r\n\r", "x\r", strings.Repeat("z", 40) + "\r\n" + strings.Repeat("w", 70), "\n\n\r\r\n"} {
+		f.Add([]byte(s), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, chunk uint8) {
+		const maxLine = 64
+		var want []string
+		tooLong := false
+		var line []byte
+		cr := false
+		for _, c := range b {
+			if cr {
+				cr = false
+				if c == '\n' {
+					continue
+				}
+			}
+			switch c {
+			case '\n', '\r':
+				want = append(want, string(line))
+				line, cr = line[:0], c == '\r'
+				continue
+			}
+			if len(line) >= maxLine {
+				tooLong = true
+				break
+			}
+			line = append(line, c)
+		}
+		r := &sseReader{r: bufio.NewReaderSize(&chunkReader{b: b, n: int(chunk)%20 + 1}, 16), maxLine: maxLine}
+		for i := 0; ; i++ {
+			got, err := r.readLine()
+			if errors.Is(err, ErrTooLarge) {
+				if !tooLong || i != len(want) {
+					t.Fatalf("line %d too long, but the reference has %d lines (too long: %v)", i, len(want), tooLong)
+				}
+				return
+			}
+			if err != nil {
+				if !tooLong && (i != len(want) || string(got) != string(line)) {
+					t.Fatalf("ended after %d lines with %q; want %d lines and %q", i, got, len(want), line)
+				}
+				return
+			}
+			if i >= len(want) || string(got) != want[i] {
+				t.Fatalf("line %d is %q; want %q", i, got, want)
+			}
+		}
+	})
+}
+
+// chunkReader returns at most n bytes per Read.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
 }
 
 func TestSSEParsing(t *testing.T) {
