@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -371,11 +372,32 @@ func TestGarbageMarksOneTaskOthersCarryOn(t *testing.T) {
 // TestRateLimitedPollWaitsRetryAfter: a 429 with Retry-After is honoured like a 503, and the
 // task still finishes.
 func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
-	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+	url, gets := faultProxy(t, demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond},
+		func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if n == 1 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+			}
+			return n == 1
+		})
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", url, "--protocol", "2026-07-28", "--no-push")
+	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") || !strings.Contains(r.Stderr, "HTTP 429") {
+		t.Fatalf("code %d\nstdout %q\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if g := gets(); len(g) < 2 || g[1].Sub(g[0]) < time.Second {
+		t.Errorf("the poll after a 429 with Retry-After: 1 came too soon: %v", g)
+	}
+}
+
+// faultProxy starts a demo server with opts behind a proxy that records when each tasks/get
+// arrives and hands it to fault first, with its 1-based number; fault returns true when it
+// answered the request itself. It returns the proxy's MCP URL and the arrival times so far.
+func faultProxy(t *testing.T, opts demo.Options, fault func(w http.ResponseWriter, r *http.Request, n int) bool) (string, func() []time.Time) {
+	t.Helper()
+	srv, err := demo.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
 	inner := srv.Handler()
 	var mu sync.Mutex
 	var gets []time.Time
@@ -385,23 +407,20 @@ func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
 			gets = append(gets, time.Now())
 			n := len(gets)
 			mu.Unlock()
-			if n == 1 {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "slow down", http.StatusTooManyRequests)
+			if fault(w, r, n) {
 				return
 			}
 		}
 		inner.ServeHTTP(w, r)
 	}))
-	defer proxy.Close()
-	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp", "--protocol", "2026-07-28", "--no-push")
-	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") || !strings.Contains(r.Stderr, "HTTP 429") {
-		t.Fatalf("code %d\nstdout %q\nstderr %s", r.Code, r.Stdout, r.Stderr)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(gets) < 2 || gets[1].Sub(gets[0]) < time.Second {
-		t.Errorf("the poll after a 429 with Retry-After: 1 came too soon: %v", gets)
+	t.Cleanup(func() {
+		proxy.Close()
+		srv.Close()
+	})
+	return proxy.URL + "/mcp", func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(gets)
 	}
 }
 
@@ -410,30 +429,16 @@ func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
 // at the interval plus the latency; and never sooner than the interval.
 func TestPollIntervalCountsFromTheRequest(t *testing.T) {
 	const interval, latency = 300 * time.Millisecond, 150 * time.Millisecond
-	srv, err := demo.New(demo.Options{StepDelay: time.Hour, PollInterval: interval})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	inner := srv.Handler()
-	var mu sync.Mutex
-	var gets []time.Time
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Method") == "tasks/get" {
-			mu.Lock()
-			gets = append(gets, time.Now())
-			mu.Unlock()
+	url, getTimes := faultProxy(t, demo.Options{StepDelay: time.Hour, PollInterval: interval},
+		func(w http.ResponseWriter, r *http.Request, n int) bool {
 			time.Sleep(latency) // the injected fault: a slow answer
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	r := runCLI(t, t.Context(), nil, "call", "forever", "--server", proxy.URL+"/mcp", "--protocol", "2026-07-28", "--no-push", "--timeout", "3s")
+			return false
+		})
+	r := runCLI(t, t.Context(), nil, "call", "forever", "--server", url, "--protocol", "2026-07-28", "--no-push", "--timeout", "3s")
 	if r.Code != ExitTimeout {
 		t.Fatalf("code %d, want %d\nstderr %s", r.Code, ExitTimeout, r.Stderr)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	gets := getTimes()
 	if len(gets) < 5 {
 		t.Fatalf("only %d polls in 3s at a %s interval", len(gets), interval)
 	}
@@ -521,31 +526,24 @@ func TestFaultyAnswersLeaveTheTaskResumable(t *testing.T) {
 			if tc.code == ExitTimeout {
 				requestTimeout = 300 * time.Millisecond
 			}
-			srv, err := demo.New(demo.Options{StepDelay: time.Hour, PollInterval: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			inner := srv.Handler()
 			var mu sync.Mutex
 			var id string
 			faulty := false
-			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				f, tid := faulty, id
-				mu.Unlock()
-				if f && r.Header.Get("Mcp-Method") == "tasks/get" {
+			url, _ := faultProxy(t, demo.Options{StepDelay: time.Hour, PollInterval: 100 * time.Millisecond},
+				func(w http.ResponseWriter, r *http.Request, _ int) bool {
+					mu.Lock()
+					f, tid := faulty, id
+					mu.Unlock()
+					if !f {
+						return false
+					}
 					var req struct {
 						ID json.RawMessage `json:"id"`
 					}
 					_ = json.NewDecoder(r.Body).Decode(&req)
 					tc.fault(&idWriter{ResponseWriter: w, id: tid, req: string(req.ID)}, r)
-					return
-				}
-				inner.ServeHTTP(w, r)
-			}))
-			defer proxy.Close()
-			url := proxy.URL + "/mcp"
+					return true
+				})
 			created := runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url, "--protocol", "2026-07-28")
 			mu.Lock()
 			id, faulty = strings.TrimSpace(created.Stdout), true

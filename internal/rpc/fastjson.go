@@ -131,6 +131,30 @@ func plainString(val []byte) ([]byte, bool) {
 	return val[1 : len(val)-1], true
 }
 
+// stringField sets *dst from a string member the way encoding/json would (null leaves it
+// alone) and reports false when the fast path must decline. The words every answer carries
+// are not allocated again.
+func stringField(val []byte, dst *string) bool {
+	if isNull(val) {
+		return true
+	}
+	s, ok := plainString(val)
+	if !ok {
+		return false
+	}
+	switch string(s) {
+	case "2.0":
+		*dst = "2.0"
+	case "complete":
+		*dst = "complete"
+	case "task":
+		*dst = "task"
+	default:
+		*dst = string(s)
+	}
+	return true
+}
+
 // isNull reports whether the raw value val is the literal null.
 func isNull(val []byte) bool { return string(val) == "null" }
 
@@ -162,28 +186,16 @@ func decodeMessageFast(data []byte) (m *Message, ok bool) {
 		switch string(key) {
 		case "jsonrpc":
 			bit = 1
-			if !isNull(val) {
-				s, ok := plainString(val)
-				if !ok {
-					return false
-				}
-				if string(s) == "2.0" {
-					m.JSONRPC = "2.0"
-				} else {
-					m.JSONRPC = string(s)
-				}
+			if !stringField(val, &m.JSONRPC) {
+				return false
 			}
 		case "id":
 			bit = 2
 			m.ID = val
 		case "method":
 			bit = 4
-			if !isNull(val) {
-				s, ok := plainString(val)
-				if !ok {
-					return false
-				}
-				m.Method = string(s)
+			if !stringField(val, &m.Method) {
+				return false
 			}
 		case "params":
 			bit = 8
@@ -234,19 +246,8 @@ func decodeTaskFast(raw []byte, w *wireTask) bool {
 			bit, str = 1<<4, 4
 		case "resultType":
 			bit = 1 << 5
-			if !isNull(val) {
-				s, ok := plainString(val)
-				if !ok {
-					return false
-				}
-				switch string(s) {
-				case "complete":
-					w.ResultType = "complete"
-				case "task":
-					w.ResultType = "task"
-				default:
-					w.ResultType = string(s)
-				}
+			if !stringField(val, &w.ResultType) {
+				return false
 			}
 		case "ttl":
 			bit = 1 << 6
