@@ -339,6 +339,11 @@ func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGro
 	var entries []*tuiEntry
 	var codes []int
 	p := newTUIPoller()
+	var batch *statusBatch
+	if st, err := f.ledger(); err == nil && (len(groups) > 1 || len(groups) == 1 && len(groups[0].recs) > 1) {
+		batch = newStatusBatch(st, f.warnf) // as followMany does: many first statuses, one write
+		defer batch.close()
+	}
 	for _, g := range groups {
 		c, ref, err := g.connect(ctx, rpc.ClientOptions{Elicitation: true, OnRequest: p.onRequest})
 		if err != nil {
@@ -348,7 +353,7 @@ func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGro
 		}
 		defer c.Close()
 		for _, r := range g.recs {
-			entries = append(entries, &tuiEntry{rec: r, out: &outcome{f: f, c: c, ref: ref}})
+			entries = append(entries, &tuiEntry{rec: r, out: &outcome{f: f, c: c, ref: ref, batch: batch}})
 		}
 	}
 	if len(entries) == 0 {

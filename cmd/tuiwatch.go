@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -199,13 +198,7 @@ func (p *tuiPoller) Answer(ctx context.Context, id, key string, resp json.RawMes
 		return err
 	}
 	// The ledger remembers answered keys, so a resumed watch never answers twice.
-	if st, err := e.out.f.ledger(); err == nil {
-		_ = st.Patch(toServer(e.out.ref).Key(), id, func(r *state.Record) {
-			if !strings.Contains(","+strings.Join(r.AnsweredKeys, ",")+",", ","+key+",") {
-				r.AnsweredKeys = append(r.AnsweredKeys, key)
-			}
-		})
-	}
+	e.out.recordAnswered(id, []string{key})
 	return nil
 }
 
