@@ -85,3 +85,22 @@ func BenchmarkList10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPatchMany1000of10k is what a resume of many tasks writes at once: 1,000 status
+// changes in a ledger of 10,000 tasks, in one rewrite (each Patch alone is a rewrite).
+func BenchmarkPatchMany1000of10k(b *testing.B) {
+	st := seed(b, 10_000)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		changes := make([]Change, 0, 1000)
+		for i := range 1000 {
+			r := rec(fmt.Sprintf("task-%05d", i*10), fmt.Sprintf("http://127.0.0.1:%d/mcp", 8000+i*10%3))
+			changes = append(changes, Change{Key: r.Server.Key(), ID: r.TaskID, Fn: func(r *Record) { r.StatusMessage = fmt.Sprint("step ", n) }})
+		}
+		if err := st.PatchMany(changes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
