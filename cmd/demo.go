@@ -16,13 +16,14 @@ import (
 
 // DemoOptions are the inputs of `mcptask demo` and `mcptask demo serve`.
 type DemoOptions struct {
-	f        *Factory
-	Addr     string
-	Stdio    bool
-	Store    string
-	Step     time.Duration
-	Protocol string
-	Seconds  int
+	f            *Factory
+	Addr         string
+	Stdio        bool
+	Store        string
+	Step         time.Duration
+	PollInterval time.Duration
+	Protocol     string
+	Seconds      int
 	// ExitAfter (hidden --exit-after) stops a stdio server after that many requests.
 	ExitAfter int
 }
@@ -108,6 +109,7 @@ restart, which is what resume tests need.`,
 	c.Flags().BoolVar(&opts.Stdio, "stdio", false, "serve one client on stdin/stdout instead of HTTP")
 	c.Flags().StringVar(&opts.Store, "store", "", "keep tasks in this `FILE` across restarts")
 	c.Flags().DurationVar(&opts.Step, "step", time.Second, "length of one step of the sleep and forever tools")
+	c.Flags().DurationVar(&opts.PollInterval, "poll-interval", time.Second, "poll interval the server suggests on every task")
 	c.Flags().IntVar(&opts.ExitAfter, "exit-after", 0, "with --stdio, stop after reading `N` requests (fault injection for tests)")
 	_ = c.Flags().MarkHidden("exit-after")
 	return c
@@ -116,7 +118,7 @@ restart, which is what resume tests need.`,
 func runDemoServe(ctx context.Context, opts *DemoOptions) error {
 	f := opts.f
 	logf := func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, "demo: "+format+"\n", args...) }
-	srv, err := demo.New(demo.Options{Store: opts.Store, StepDelay: opts.Step, Logf: logf})
+	srv, err := demo.New(demo.Options{Store: opts.Store, StepDelay: opts.Step, PollInterval: opts.PollInterval, Logf: logf})
 	if err != nil {
 		return err
 	}

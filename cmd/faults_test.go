@@ -250,6 +250,34 @@ func TestWatchTakesPushUpdates(t *testing.T) {
 	}
 }
 
+// TestLegacyStatusNotificationsTakenAsUpdates: a 2025-11-25 server's unsolicited
+// notifications/tasks/status (here the demo over stdio, which sends one per change) reach the
+// wait as updates: with a 30 s poll interval the task is seen finishing by push, long before
+// the next poll would have come.
+func TestLegacyStatusNotificationsTakenAsUpdates(t *testing.T) {
+	t.Setenv("MCPTASK_TEST_MAIN", "1")
+	store := filepath.Join(t.TempDir(), "store.json")
+	server := shellQuote(os.Args[0]) + " demo serve --stdio --step 40ms --poll-interval 30s --store " + shellQuote(store)
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=10", "--detach", "--stdio", server, "--protocol", "2025-11-25")
+	id := strings.TrimSpace(r.Stdout)
+	if r.Code != ExitOK || id == "" {
+		t.Fatalf("create: %d\n%s", r.Code, r.Stderr)
+	}
+	w := runCLI(t, t.Context(), nil, "watch", id, "--timeout", "20s", "--jsonl")
+	if w.Code != ExitOK || !strings.Contains(w.Stdout, "slept 10 seconds") {
+		t.Fatalf("watch: %d\n%s\n%s", w.Code, w.Stdout, w.Stderr)
+	}
+	for _, line := range strings.Split(w.Stdout, "\n") {
+		if strings.Contains(line, `"type":"status"`) && strings.Contains(line, `"status":"completed"`) {
+			if !strings.Contains(line, `"via":"push"`) {
+				t.Errorf("the end of the task was not seen by push: %s", line)
+			}
+			return
+		}
+	}
+	t.Errorf("no completed status event:\n%s", w.Stdout)
+}
+
 // cutAfterFirst passes the first write (the acknowledgement) and fails every later one, so
 // the server ends the listen stream right after acknowledging it.
 type cutAfterFirst struct {

@@ -25,9 +25,11 @@ const maxLine = 4 << 20
 // It returns nil when r reaches EOF (after in-flight requests finish) and ctx.Err() when ctx
 // ends; in that case a blocked read of r is abandoned.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	c := &stdioConn{s: s, w: w, inflight: map[string]context.CancelFunc{}}
+	defer c.bg.Wait() // after cancel below: the status notifier ends with ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &stdioConn{s: s, w: w, inflight: map[string]context.CancelFunc{}}
+	c.ctx = ctx
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
@@ -94,6 +96,9 @@ type stdioConn struct {
 	mu       sync.Mutex
 	legacy   *session // set by initialize
 	inflight map[string]context.CancelFunc
+
+	ctx context.Context // the connection's
+	bg  sync.WaitGroup  // the status notifier
 }
 
 // write sends one message as one line (C25-TRANS §stdio: messages MUST NOT contain embedded
@@ -171,8 +176,12 @@ func (c *stdioConn) handle(ctx context.Context, m *rpc.Message) (any, *rpc.Error
 			se := c.s.sessions[stdioSession]
 			c.s.mu.Unlock()
 			c.mu.Lock()
+			first := c.legacy == nil
 			c.legacy = se
 			c.mu.Unlock()
+			if first {
+				c.bg.Go(func() { c.s.notifyStatus(c.ctx, se, c.write) })
+			}
 		}
 		return res, e
 	}
@@ -183,4 +192,49 @@ func (c *stdioConn) handle(ctx context.Context, m *rpc.Message) (any, *rpc.Error
 		return nil, invalidParams("missing params._meta %q (2026-07-28) or initialize first (2025-11-25)", rpc.MetaProtocolVersion)
 	}
 	return c.s.handleLegacy(ctx, &legacyReq{msg: m, sess: sess, out: c.write})
+}
+
+// notifyStatus sends notifications/tasks/status for every task of the 2025-11-25 session sess
+// whose status or message changes, until ctx ends or the server closes. C25-TASKS §Task Status
+// Notification: servers MAY send them; clients must not rely on them, so this is a bonus that
+// lets mcptask's push path be tested in that era. Over stdio there is one stream to send them
+// on; over HTTP they would need the GET stream, which the demo does not offer.
+func (s *Server) notifyStatus(ctx context.Context, sess *session, send func(*rpc.Message) error) {
+	last := map[string]string{}
+	first := true
+	for {
+		changed := s.waitChange()
+		s.mu.Lock()
+		var updates []json.RawMessage
+		for _, t := range s.tasks {
+			if t.Era != rpc.EraLegacy || t.Session != sess.ID {
+				continue
+			}
+			key := string(t.Status) + "\x00" + t.Message
+			if last[t.ID] == key {
+				continue
+			}
+			last[t.ID] = key
+			if first {
+				continue // what the client will ask for anyway; changes from here on
+			}
+			// C25-TASKS §Associating Task-Related Messages: no related-task meta here.
+			b, _ := json.Marshal(s.legacyTaskLocked(t))
+			updates = append(updates, b)
+		}
+		s.mu.Unlock()
+		first = false
+		for _, b := range updates {
+			if err := send(&rpc.Message{JSONRPC: "2.0", Method: "notifications/tasks/status", Params: b}); err != nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			return
+		case <-changed:
+		}
+	}
 }

@@ -20,6 +20,8 @@ type stdioPeer struct {
 	in   *io.PipeWriter
 	msgs chan *rpc.Message
 	done chan error
+	// statuses are the notifications/tasks/status lines next skipped, as sent.
+	statuses [][]byte
 }
 
 func startStdio(t *testing.T, s *Server) *stdioPeer {
@@ -67,18 +69,27 @@ func (p *stdioPeer) send(m map[string]any) {
 	}
 }
 
+// next returns the next message on stdout other than a 2025-11-25 status notification, which
+// the server sends on its own whenever a task changes (those are kept in p.statuses).
 func (p *stdioPeer) next() *rpc.Message {
 	p.t.Helper()
-	select {
-	case m := <-p.msgs:
-		if m == nil {
-			p.t.Fatal("stdout closed")
+	for {
+		select {
+		case m := <-p.msgs:
+			if m == nil {
+				p.t.Fatal("stdout closed")
+			}
+			if m.Method == "notifications/tasks/status" {
+				b, _ := m.Encode()
+				p.statuses = append(p.statuses, b)
+				continue
+			}
+			return m
+		case <-time.After(10 * time.Second):
+			p.t.Fatal("timed out waiting for a message on stdout")
 		}
-		return m
-	case <-time.After(10 * time.Second):
-		p.t.Fatal("timed out waiting for a message on stdout")
+		return nil
 	}
-	return nil
 }
 
 // call sends a request and returns its response.
@@ -141,6 +152,20 @@ func TestStdioLegacyAsk(t *testing.T) {
 	}
 	if got := contentText(t, mustResult(t, final)); !strings.Contains(got, "declined") {
 		t.Errorf("result after decline = %q", got)
+	}
+	// The changes came as notifications/tasks/status too (C25-TASKS §Task Status
+	// Notification: a flat Task, no related-task meta).
+	v := loadSpec(t)
+	sawInput := false
+	for _, b := range p.statuses {
+		validate(t, v, schemaLegacy, "TaskStatusNotification", b)
+		if strings.Contains(string(b), "related-task") {
+			t.Errorf("a status notification carries related-task meta: %s", b)
+		}
+		sawInput = sawInput || strings.Contains(string(b), `"status":"input_required"`)
+	}
+	if !sawInput {
+		t.Errorf("no notifications/tasks/status for input_required among %d: %s", len(p.statuses), p.statuses)
 	}
 }
 
