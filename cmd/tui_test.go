@@ -30,6 +30,9 @@ func callOnTerminal(t *testing.T, era string) {
 		}
 	}()
 	waitFor(t, "the question in the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "press i to answer") })
+	if !strings.Contains(out.String(), "MCP "+era) {
+		t.Errorf("the view does not say which protocol the task is followed in (MCP %s)", era)
+	}
 	typeKeys("i")
 	waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "Name*") })
 	typeKeys("Ada\r")

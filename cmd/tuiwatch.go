@@ -205,7 +205,7 @@ func (p *tuiPoller) Answer(ctx context.Context, id, key string, resp json.RawMes
 // snapshot converts a task for the view.
 func snapshot(e *tuiEntry, t *rpc.Task) tui.Snapshot {
 	s := tui.Snapshot{
-		TaskID: t.TaskID, Tool: e.rec.Tool, Server: e.out.ref.String(), Status: string(t.Status),
+		TaskID: t.TaskID, Tool: e.rec.Tool, Server: e.out.ref.String(), Protocol: string(e.out.c.Era()), Status: string(t.Status),
 		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt,
 		TTL: t.TTL, PollInterval: t.PollInterval,
 	}

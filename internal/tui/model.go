@@ -42,6 +42,7 @@ type Poller interface {
 type Snapshot struct {
 	TaskID        string
 	Tool, Server  string
+	Protocol      string // the MCP version the task is followed in ("2026-07-28", "2025-11-25")
 	Status        string // working, input_required, completed, failed, cancelled, expired
 	StatusMessage string
 	CreatedAt     time.Time

@@ -20,7 +20,7 @@ func TestDetailGolden(t *testing.T) {
 	now := t0
 	m := New(newScripted(), []string{"task-1"}, nil, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
 	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 30})
-	base := Snapshot{TaskID: "task-1", Tool: "sleep", Server: "http://127.0.0.1:8080/mcp", CreatedAt: t0, TTL: ttl(time.Hour), PollInterval: 2 * time.Second}
+	base := Snapshot{TaskID: "task-1", Tool: "sleep", Server: "http://127.0.0.1:8080/mcp", Protocol: "2026-07-28", CreatedAt: t0, TTL: ttl(time.Hour), PollInterval: 2 * time.Second}
 	step := func(d time.Duration, status, msg string) {
 		now = now.Add(d)
 		s := base

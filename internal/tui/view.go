@@ -179,8 +179,12 @@ func (m Model) renderDetail(t *task) string {
 		title = safe(s.Tool) + " · " + title
 	}
 	b.WriteString(st.title.Render(clip(title, m.width)) + "\n")
-	if server := cmp.Or(s.Server, m.opts.Server); server != "" {
-		b.WriteString(st.dim.Render(clip(safe(server), m.width)) + "\n")
+	where := safe(cmp.Or(s.Server, m.opts.Server))
+	if s.Protocol != "" {
+		where = strings.TrimPrefix(where+" · MCP "+safe(s.Protocol), " · ")
+	}
+	if where != "" {
+		b.WriteString(st.dim.Render(clip(where, m.width)) + "\n")
 	}
 	b.WriteString("\n")
 	msg := safe(s.StatusMessage)
