@@ -24,26 +24,25 @@ import (
 )
 
 // serverStats is what a benchmark's demo server measures of its client: connections open at
-// once, and when each task was polled.
+// once, and when each task was polled. Only connections that carried MCP requests count, so
+// the benchmark's own stats requests never do.
 type serverStats struct {
 	mu       sync.Mutex
-	open     int
+	mcp      map[string]bool // remote addresses of open connections that carried MCP
 	maxOpen  int
 	polls    map[string][]time.Time
 	recordOn bool
 }
 
-func newServerStats() *serverStats { return &serverStats{polls: map[string][]time.Time{}} }
+func newServerStats() *serverStats {
+	return &serverStats{polls: map[string][]time.Time{}, mcp: map[string]bool{}}
+}
 
-func (s *serverStats) connState(_ net.Conn, st http.ConnState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch st {
-	case http.StateNew:
-		s.open++
-		s.maxOpen = max(s.maxOpen, s.open)
-	case http.StateClosed, http.StateHijacked:
-		s.open--
+func (s *serverStats) connState(c net.Conn, st http.ConnState) {
+	if st == http.StateClosed || st == http.StateHijacked {
+		s.mu.Lock()
+		delete(s.mcp, c.RemoteAddr().String())
+		s.mu.Unlock()
 	}
 }
 
@@ -57,10 +56,16 @@ func (s *serverStats) wrap(h http.Handler) http.Handler {
 		}
 		if r.URL.Path == "/stats/start" {
 			s.mu.Lock()
-			s.recordOn, s.maxOpen, s.polls = true, 0, map[string][]time.Time{}
+			s.recordOn, s.maxOpen, s.polls = true, len(s.mcp), map[string][]time.Time{}
 			s.mu.Unlock()
 			return
 		}
+		s.mu.Lock()
+		if !s.mcp[r.RemoteAddr] {
+			s.mcp[r.RemoteAddr] = true
+			s.maxOpen = max(s.maxOpen, len(s.mcp))
+		}
+		s.mu.Unlock()
 		if r.Header.Get("Mcp-Method") == "tasks/get" {
 			id := r.Header.Get("Mcp-Name")
 			s.mu.Lock()

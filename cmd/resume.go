@@ -199,7 +199,7 @@ type followOptions struct {
 	Prompt bool
 	// inFlight caps the polls in flight across all tasks, batch writes their status updates
 	// together, and spreadFirst spreads their first polls over an interval when there are
-	// many (all set by followMany).
+	// more than the cap (all set by followMany).
 	inFlight    chan struct{}
 	batch       *statusBatch
 	spreadFirst bool
@@ -223,7 +223,9 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	for _, g := range groups {
 		total += len(g.recs)
 	}
-	opts.spreadFirst = total > 1
+	// A few tasks are looked at at once; past what the in-flight cap lets out together, the
+	// first looks are spread over an interval instead of queueing behind the cap.
+	opts.spreadFirst = total > maxPollsInFlight
 	if st, err := f.ledger(); err == nil && total > 1 {
 		opts.batch = newStatusBatch(st, f.warnf)
 		defer opts.batch.close()
