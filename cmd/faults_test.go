@@ -26,47 +26,30 @@ func TestPollSurvivesRetryAfterAndSilence(t *testing.T) {
 	requestTimeout = 300 * time.Millisecond
 	defer func() { requestTimeout = old }()
 
-	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	inner := srv.Handler()
-	var mu sync.Mutex
-	var gets []time.Time
 	release := make(chan struct{})
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if strings.Contains(string(body), `"method":"tasks/get"`) {
-			mu.Lock()
-			gets = append(gets, time.Now())
-			n := len(gets)
-			mu.Unlock()
-			switch n {
-			case 1:
+	defer close(release)
+	url, getTimes := faultProxy(t, demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond},
+		func(w http.ResponseWriter, r *http.Request, p proxied) bool {
+			if p.method != "tasks/get" || p.n > 2 {
+				return false
+			}
+			if p.n == 1 {
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, "busy", http.StatusServiceUnavailable)
-				return
-			case 2:
-				select { // never answer; the client must give up on its own
-				case <-r.Context().Done():
-				case <-release:
-				}
-				return
+				return true
 			}
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	defer close(release)
+			select { // never answer; the client must give up on its own
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return true
+		})
 
-	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp", "--timeout", "30s", "--jsonl")
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", url, "--timeout", "30s", "--jsonl")
 	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") || !strings.Contains(r.Stdout, `"transient":true`) {
 		t.Fatalf("code %d\nstdout %q\nstderr %s", r.Code, r.Stdout, r.Stderr)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	gets := getTimes()
 	if len(gets) < 3 {
 		t.Fatalf("only %d tasks/get", len(gets))
 	}
@@ -82,31 +65,23 @@ func TestPollSurvivesRetryAfterAndSilence(t *testing.T) {
 // secrets redacted, and a server that breaks a rule it can be seen breaking gets a violation
 // line and a warning, without failing the call.
 func TestRecordWritesTheWireAndFlagsViolations(t *testing.T) {
-	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	inner := srv.Handler()
 	// The lie: modern tasks/get answers also carry the 2025-11-25 "ttl" field.
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if !strings.Contains(string(body), `"method":"tasks/get"`) {
-			inner.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		inner.ServeHTTP(rec, r)
-		out := strings.Replace(rec.Body.String(), `"taskId"`, `"ttl":1000,"taskId"`, 1)
-		w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
-		w.WriteHeader(rec.Code)
-		io.WriteString(w, out)
-	}))
-	defer proxy.Close()
+	url, _ := faultProxy(t, demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond},
+		func(w http.ResponseWriter, r *http.Request, p proxied) bool {
+			if p.method != "tasks/get" {
+				return false
+			}
+			rec := httptest.NewRecorder()
+			p.next.ServeHTTP(rec, r)
+			out := strings.Replace(rec.Body.String(), `"taskId"`, `"ttl":1000,"taskId"`, 1)
+			w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+			w.WriteHeader(rec.Code)
+			io.WriteString(w, out)
+			return true
+		})
 
 	file := filepath.Join(t.TempDir(), "wire.ndjson")
-	r := runCLI(t, t.Context(), map[string]string{"TOK": "bearer-secret"}, "call", "sleep", "--arg", "seconds=2", "--server", proxy.URL+"/mcp",
+	r := runCLI(t, t.Context(), map[string]string{"TOK": "bearer-secret"}, "call", "sleep", "--arg", "seconds=2", "--server", url,
 		"--protocol", "2026-07-28", "--bearer-env", "TOK", "--record", file)
 	if r.Code != ExitOK {
 		t.Fatalf("code %d\n%s", r.Code, r.Stderr)
@@ -299,16 +274,13 @@ func (c *cutAfterFirst) Flush() { c.ResponseWriter.(http.Flusher).Flush() }
 // acknowledgement and cannot be reopened; polling takes over and the task still finishes,
 // its updates marked as polled.
 func TestPushStreamLostFallsBackToPolling(t *testing.T) {
-	srv, err := demo.New(demo.Options{StepDelay: 50 * time.Millisecond, PollInterval: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	inner := srv.Handler()
 	var mu sync.Mutex
 	listens := 0
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+	url, _ := faultProxy(t, demo.Options{StepDelay: 50 * time.Millisecond, PollInterval: 300 * time.Millisecond},
+		func(w http.ResponseWriter, r *http.Request, p proxied) bool {
+			if p.method != "subscriptions/listen" {
+				return false
+			}
 			mu.Lock()
 			listens++
 			n := listens
@@ -317,15 +289,11 @@ func TestPushStreamLostFallsBackToPolling(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusNotFound)
 				io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"no more subscriptions"}}`)
-				return
+				return true
 			}
-			inner.ServeHTTP(&cutAfterFirst{ResponseWriter: w}, r)
-			return
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	url := proxy.URL + "/mcp"
+			p.next.ServeHTTP(&cutAfterFirst{ResponseWriter: w}, r)
+			return true
+		})
 	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=20", "--detach", "--server", url, "--protocol", "2026-07-28")
 	id := strings.TrimSpace(r.Stdout)
 	w := runCLI(t, t.Context(), nil, "watch", id, "--timeout", "30s", "--jsonl")
@@ -347,27 +315,20 @@ func TestPushStreamLostFallsBackToPolling(t *testing.T) {
 // task on the healthy server finishes.
 func TestGarbageMarksOneTaskOthersCarryOn(t *testing.T) {
 	good, _ := demoServer(t, demo.Options{})
-	srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	inner := srv.Handler()
 	var mu sync.Mutex
 	broken := false
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		b := broken
-		mu.Unlock()
-		if b && r.Header.Get("Mcp-Method") == "tasks/get" {
+	bad, _ := faultProxy(t, demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond},
+		func(w http.ResponseWriter, r *http.Request, p proxied) bool {
+			mu.Lock()
+			b := broken
+			mu.Unlock()
+			if !b || p.method != "tasks/get" {
+				return false
+			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"taskId":`) // cut short
-			return
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	bad := proxy.URL + "/mcp"
+			return true
+		})
 	a := strings.TrimSpace(runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--detach", "--server", good).Stdout)
 	b := strings.TrimSpace(runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--detach", "--server", bad).Stdout)
 	mu.Lock()
@@ -401,12 +362,13 @@ func TestGarbageMarksOneTaskOthersCarryOn(t *testing.T) {
 // task still finishes.
 func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
 	url, gets := faultProxy(t, demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond},
-		func(w http.ResponseWriter, r *http.Request, n int) bool {
-			if n == 1 {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "slow down", http.StatusTooManyRequests)
+		func(w http.ResponseWriter, r *http.Request, p proxied) bool {
+			if p.method != "tasks/get" || p.n != 1 {
+				return false
 			}
-			return n == 1
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return true
 		})
 	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--server", url, "--protocol", "2026-07-28", "--no-push")
 	if r.Code != ExitOK || !strings.Contains(r.Stdout, "slept") || !strings.Contains(r.Stderr, "HTTP 429") {
@@ -417,10 +379,17 @@ func TestRateLimitedPollWaitsRetryAfter(t *testing.T) {
 	}
 }
 
-// faultProxy starts a demo server with opts behind a proxy that records when each tasks/get
-// arrives and hands it to fault first, with its 1-based number; fault returns true when it
-// answered the request itself. It returns the proxy's MCP URL and the arrival times so far.
-func faultProxy(t *testing.T, opts demo.Options, fault func(w http.ResponseWriter, r *http.Request, n int) bool) (string, func() []time.Time) {
+// proxied is what faultProxy tells a fault about the request at hand.
+type proxied struct {
+	method string       // the JSON-RPC method
+	n      int          // how many tasks/get arrived so far, this one included
+	next   http.Handler // the demo server
+}
+
+// faultProxy starts a demo server with opts behind a proxy that hands every request to fault
+// first; fault returns true when it answered the request itself. The proxy records when each
+// tasks/get arrives; the second result returns those times so far.
+func faultProxy(t *testing.T, opts demo.Options, fault func(w http.ResponseWriter, r *http.Request, p proxied) bool) (string, func() []time.Time) {
 	t.Helper()
 	srv, err := demo.New(opts)
 	if err != nil {
@@ -430,16 +399,21 @@ func faultProxy(t *testing.T, opts demo.Options, fault func(w http.ResponseWrite
 	var mu sync.Mutex
 	var gets []time.Time
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Method") == "tasks/get" {
-			mu.Lock()
-			gets = append(gets, time.Now())
-			n := len(gets)
-			mu.Unlock()
-			if fault(w, r, n) {
-				return
-			}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			Method string `json:"method"`
 		}
-		inner.ServeHTTP(w, r)
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		if m.Method == "tasks/get" {
+			gets = append(gets, time.Now())
+		}
+		p := proxied{method: m.Method, n: len(gets), next: inner}
+		mu.Unlock()
+		if !fault(w, r, p) {
+			inner.ServeHTTP(w, r)
+		}
 	}))
 	t.Cleanup(func() {
 		proxy.Close()
@@ -458,8 +432,10 @@ func faultProxy(t *testing.T, opts demo.Options, fault func(w http.ResponseWrite
 func TestPollIntervalCountsFromTheRequest(t *testing.T) {
 	const interval, latency = 300 * time.Millisecond, 150 * time.Millisecond
 	url, getTimes := faultProxy(t, demo.Options{StepDelay: time.Hour, PollInterval: interval},
-		func(w http.ResponseWriter, r *http.Request, n int) bool {
-			time.Sleep(latency) // the injected fault: a slow answer
+		func(w http.ResponseWriter, r *http.Request, p proxied) bool {
+			if p.method == "tasks/get" {
+				time.Sleep(latency) // the injected fault: a slow answer
+			}
 			return false
 		})
 	r := runCLI(t, t.Context(), nil, "call", "forever", "--server", url, "--protocol", "2026-07-28", "--no-push", "--timeout", "3s")
@@ -558,11 +534,11 @@ func TestFaultyAnswersLeaveTheTaskResumable(t *testing.T) {
 			var id string
 			faulty := false
 			url, _ := faultProxy(t, demo.Options{StepDelay: time.Hour, PollInterval: 100 * time.Millisecond},
-				func(w http.ResponseWriter, r *http.Request, _ int) bool {
+				func(w http.ResponseWriter, r *http.Request, p proxied) bool {
 					mu.Lock()
 					f, tid := faulty, id
 					mu.Unlock()
-					if !f {
+					if !f || p.method != "tasks/get" {
 						return false
 					}
 					var req struct {
