@@ -849,15 +849,16 @@ type wireTask struct {
 // pollIntervalMs). taskId and a valid status are required; a missing timestamp is tolerated
 // (the conformance checker reports it) but a malformed one is not.
 func DecodeTask(raw json.RawMessage) (*Task, error) {
-	t, _, err := decodeTask(raw)
+	t, _, err := decodeTask(raw, json.Valid(raw))
 	return t, err
 }
 
 // decodeTask is DecodeTask that also returns the resultType it met, so that tasks/get parses
-// its answer once.
-func decodeTask(raw json.RawMessage) (*Task, *string, error) {
+// its answer once. valid says raw is known to be valid JSON (the fast decoder needs that);
+// the result of a decoded Message is, so tasks/get does not scan it a second time.
+func decodeTask(raw json.RawMessage, valid bool) (*Task, *string, error) {
 	var w wireTask
-	if !json.Valid(raw) || !decodeTaskFast(raw, &w) {
+	if !valid || !decodeTaskFast(raw, &w) {
 		slow := new(wireTask) // not &w, which would then live on the heap on the fast path too
 		if err := json.Unmarshal(raw, slow); err != nil {
 			return nil, nil, fmt.Errorf("%w: task: %v", ErrMalformed, err)
@@ -974,7 +975,7 @@ func (c *Client) GetTask(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
 	}
-	t, rt, err := decodeTask(res)
+	t, rt, err := decodeTask(res, true) // a result of a decoded message is valid JSON
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
 	}
