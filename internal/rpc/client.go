@@ -479,7 +479,7 @@ func (c *Client) build(method string, params reqParams, name string, request boo
 		}
 		switch {
 		case params.task:
-			raw = append(appendJSONString(append(make([]byte, 0, len(params.taskID)+14), `{"taskId":`...), params.taskID), '}')
+			raw = taskParams(params.taskID, nil)
 		case params.m == nil:
 			raw = []byte("{}")
 		default:
@@ -511,6 +511,17 @@ func headerValue(v string) []string {
 		return s
 	}
 	return []string{v}
+}
+
+// taskParams encodes the {"taskId": id} params of the task methods, with meta (encoded
+// _meta) when it is not nil, in one allocation.
+func taskParams(id string, meta []byte) []byte {
+	out := make([]byte, 0, len(id)+len(meta)+24)
+	out = appendJSONString(append(out, `{"taskId":`...), id)
+	if meta != nil {
+		out = append(append(out, `,"_meta":`...), meta...)
+	}
+	return append(out, '}')
 }
 
 // modernParams encodes params with the per-request _meta merged in. The _meta of mcptask's
@@ -550,10 +561,7 @@ func (c *Client) modernParams(p reqParams, version string) ([]byte, error) {
 	meta := c.metaRaw
 	c.mu.Unlock()
 	if p.task {
-		out := make([]byte, 0, len(p.taskID)+len(meta)+24)
-		out = appendJSONString(append(out, `{"taskId":`...), p.taskID)
-		out = append(append(out, `,"_meta":`...), meta...)
-		return append(out, '}'), nil
+		return taskParams(p.taskID, meta), nil
 	}
 	if len(params) == 0 {
 		return append(append([]byte(`{"_meta":`), meta...), '}'), nil

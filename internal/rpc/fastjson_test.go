@@ -97,16 +97,20 @@ func TestFastDecodeTakesThePlainShape(t *testing.T) {
 			t.Errorf("fast decoder took %s, which needs encoding/json's rules", declined)
 		}
 	}
+	// The Message and the task's strings. Under the race detector sync.Pool drops items at
+	// random, so json.Valid's pooled scanner is sometimes allocated again: allow for it, still
+	// far below encoding/json's twenty or so, so that CI (which runs -race) checks this too.
+	limit := 2.0
 	if raceEnabled {
-		return // the race detector makes sync.Pool (json.Valid's scanner) drop items at random
+		limit = 4
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		m, _ := decodeMessage(body, true)
 		var w wireTask
 		decodeTaskFast(m.Result, &w)
 	})
-	if allocs > 2 {
-		t.Errorf("decoding a tasks/get answer takes %.0f allocations, want at most 2 (the Message and the task's strings)", allocs)
+	if allocs > limit {
+		t.Errorf("decoding a tasks/get answer takes %.0f allocations, want at most %.0f", allocs, limit)
 	}
 }
 

@@ -43,7 +43,7 @@ func (m *Message) Encode() ([]byte, error) {
 }
 
 // newRequest encodes a request in one allocation. params must be valid, compact JSON (the
-// Client's own encoding); method is one of the fixed method names, so needs no escaping.
+// Client's own encoding).
 func newRequest(id int64, method string, params []byte) *Message {
 	const head = `{"jsonrpc":"2.0","id":`
 	b := make([]byte, 0, len(head)+20+len(`,"method":"`)+len(method)+len(`","params":`)+len(params)+1)
