@@ -219,10 +219,7 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	opts.inFlight = make(chan struct{}, maxPollsInFlight)
-	total := 0
-	for _, g := range groups {
-		total += len(g.recs)
-	}
+	total := countTasks(groups)
 	// A few tasks are looked at at once; past what the in-flight cap lets out together, the
 	// first looks are spread over an interval instead of queueing behind the cap.
 	opts.spreadFirst = total > maxPollsInFlight
@@ -335,6 +332,15 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	return &ExitError{Code: code, Err: errors.New(msg)}
 }
 
+// countTasks is how many tasks the groups follow.
+func countTasks(groups []*resumeGroup) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.recs)
+	}
+	return n
+}
+
 // followTUI connects every group (declaring elicitation: the view can answer it) and hands
 // the tasks to the live view.
 func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGroup) error {
@@ -342,7 +348,7 @@ func followTUI(ctx context.Context, f *Factory, kind string, groups []*resumeGro
 	var codes []int
 	p := newTUIPoller()
 	var batch *statusBatch
-	if st, err := f.ledger(); err == nil && (len(groups) > 1 || len(groups) == 1 && len(groups[0].recs) > 1) {
+	if st, err := f.ledger(); err == nil && countTasks(groups) > 1 {
 		batch = newStatusBatch(st, f.warnf) // as followMany does: many first statuses, one write
 		defer batch.close()
 	}
@@ -470,15 +476,6 @@ func firstPoll(ctx context.Context, c *rpc.Client, r state.Record, opts followOp
 		case <-timer.C:
 		}
 	}
-	if opts.inFlight != nil {
-		select {
-		case opts.inFlight <- struct{}{}:
-			defer func() { <-opts.inFlight }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	return c.GetTask(rctx, r.TaskID)
+	t, _, err := getTask(ctx, c, r.TaskID, opts.inFlight)
+	return t, err
 }

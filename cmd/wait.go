@@ -135,7 +135,6 @@ func (p *progressPrinter) Task(t *rpc.Task) {
 	p.println(line)
 }
 
-// Note prints a free-form line about a task (backoff, hints).
 // Event writes one --jsonl event (nothing without --jsonl).
 func (p *progressPrinter) Event(ev map[string]any) {
 	p.mu.Lock()
@@ -156,6 +155,7 @@ func (p *progressPrinter) Pushed(id string) {
 	p.pushed[id] = true
 }
 
+// Note prints a free-form line about a task (backoff, hints).
 func (p *progressPrinter) Note(id, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -190,9 +190,6 @@ type pollOptions struct {
 	// InputDone, when it returns true for an input_required task, keeps the wait going:
 	// every question was answered and the server has yet to move on.
 	InputDone func(t *rpc.Task) bool
-	// Spread makes the first poll come at a random point within the interval, so that many
-	// tasks resumed together do not all poll in the same millisecond.
-	Spread bool
 	// InFlight, when set, caps the polls in flight across every task of the run.
 	InFlight chan struct{}
 	// Push delivers the task as a listen stream reported it (nil: the stream's state changed);
@@ -246,8 +243,8 @@ func (h *serverHealth) ok() {
 // process together a few dozen times a second instead of a thousand times (each wake-up of an
 // idle Go process costs scheduler and futex work that dwarfs the poll itself: issue 7's CPU
 // budget), while a poll is at most 5% of its interval late. Tasks still spread over the whole
-// interval (Spread), a handful per tick per server, which is what the connection pool sends
-// at once anyway.
+// interval (their first polls are spread: firstPoll), a handful per tick per server, which is
+// what the connection pool sends at once anyway.
 //
 // A due time just past a tick (within a tenth of it) goes back to that tick: a poll goes out a
 // little after its tick (the timer's own lateness, the wait for a connection), and rounding
@@ -269,6 +266,25 @@ func alignPoll(due time.Time, interval time.Duration) time.Time {
 
 // pollTickMax is the coarsest tick alignPoll rounds to.
 const pollTickMax = 25 * time.Millisecond
+
+// getTask sends one tasks/get within a slot of inFlight (when set), under its own deadline
+// (requestTimeout): a server that accepts the connection and never answers must not hang a
+// wait, whatever --timeout is. It returns when the request went out, zero if it did not.
+func getTask(ctx context.Context, c *rpc.Client, id string, inFlight chan struct{}) (*rpc.Task, time.Time, error) {
+	if inFlight != nil {
+		select {
+		case inFlight <- struct{}{}:
+			defer func() { <-inFlight }()
+		case <-ctx.Done():
+			return nil, time.Time{}, ctx.Err()
+		}
+	}
+	sent := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	t, err := c.GetTask(rctx, id)
+	return t, sent, err
+}
 
 // errStillRunning is --timeout 0 finding the task not finished.
 var errStillRunning = errors.New("still running")
@@ -305,10 +321,6 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 			due = now.Add(max(interval, backoff(failures), nextAfter))
 		}
 		nextAfter = 0
-		if o.Spread {
-			o.Spread = false
-			due = now.Add(time.Duration(rand.Int64N(int64(interval))) + time.Millisecond)
-		}
 		if o.Server != nil {
 			if hold := o.Server.wait(); hold > due.Sub(now) {
 				due = now.Add(hold)
@@ -345,21 +357,9 @@ func waitTask(ctx context.Context, c *rpc.Client, t *rpc.Task, o pollOptions) (*
 			prev = t
 			continue
 		}
-		// A server that accepts the connection and never answers must not hang the wait: each
-		// poll has its own deadline, separate from --timeout.
-		if o.InFlight != nil {
-			select {
-			case o.InFlight <- struct{}{}:
-			case <-ctx.Done():
-				return t, ctx.Err()
-			}
-		}
-		lastSent = time.Now()
-		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-		nt, err := c.GetTask(rctx, t.TaskID)
-		cancel()
-		if o.InFlight != nil {
-			<-o.InFlight
+		nt, sent, err := getTask(ctx, c, t.TaskID, o.InFlight)
+		if !sent.IsZero() {
+			lastSent = sent
 		}
 		if err != nil {
 			if ctx.Err() != nil {
