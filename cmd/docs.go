@@ -28,7 +28,7 @@ func NewCmdDocs(f *Factory, root func() *cobra.Command) *cobra.Command {
 			r := root()
 			r.DisableAutoGenTag = true
 			if man {
-				return doc.GenManTree(r, &doc.GenManHeader{Title: "MCPTASK", Section: "1", Source: "mcptask " + Version}, dir)
+				return doc.GenManTree(r, &doc.GenManHeader{Title: "MCPTASK", Section: "1", Source: "mcptask"}, dir)
 			}
 			if err := doc.GenMarkdownTree(r, dir); err != nil {
 				return err

@@ -21,9 +21,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X github.com/mcptask/mcptask/cmd.Version=...".
-var Version = "dev"
-
 // Factory carries what commands need from the outside world, so that tests can replace it.
 type Factory struct {
 	IO     *IOStreams
@@ -100,9 +97,9 @@ Results go to stdout; progress, hints and errors go to stderr.`,
   mcptask result "$id"`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       readBuildInfo().String(),
 	}
-	root.SetVersionTemplate("mcptask {{.Version}}\n")
+	root.SetVersionTemplate("{{.Version}}\n")
 	f.Global.AddFlags(root.PersistentFlags(), f.Getenv)
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		fs := c.Flags()
@@ -133,6 +130,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdCheck(f),
 		NewCmdDocs(f, func() *cobra.Command { return NewCmdRoot(f) }),
 		NewCmdDemo(f),
+		NewCmdVersion(f),
 	)
 	// `mcptask help exit-codes` (and `mcptask exit-codes`) prints the table.
 	root.AddCommand(&cobra.Command{
