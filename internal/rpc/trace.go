@@ -266,8 +266,13 @@ func RedactOAuthURL(u string) string {
 	return p.String()
 }
 
-// RedactOAuthBody hides OAuth secrets in a form-encoded or JSON body.
+// RedactOAuthBody hides OAuth secrets in a form-encoded or JSON body. Any other body (an
+// HTML page, which may quote a redirect URL with its code) is left out of the trace
+// altogether: nil.
 func RedactOAuthBody(contentType string, data []byte) []byte {
+	if len(data) == 0 {
+		return nil
+	}
 	switch mediaType(contentType) {
 	case "application/x-www-form-urlencoded":
 		q, err := url.ParseQuery(string(data))
@@ -283,7 +288,10 @@ func RedactOAuthBody(contentType string, data []byte) []byte {
 	case "application/json", "":
 		var m map[string]json.RawMessage
 		if json.Unmarshal(data, &m) != nil {
-			return data
+			if json.Valid(data) && !bytes.ContainsAny(data, "{") {
+				return data // a bare JSON value holds no named secret
+			}
+			return nil
 		}
 		red, _ := json.Marshal(Redacted)
 		changed := false
@@ -302,7 +310,7 @@ func RedactOAuthBody(contentType string, data []byte) []byte {
 		}
 		return out
 	}
-	return data
+	return nil
 }
 
 // NewTraceTransport wraps base so that the exchanges it carries (mcptask's OAuth traffic:
@@ -366,7 +374,7 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	tt.t.record(rline)
 	s = fmt.Sprintf("< [auth] %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), tt.t.headersOf("<", hdr))
-	if len(shown) > 0 && mediaType(resp.Header.Get("Content-Type")) != "text/html" {
+	if len(shown) > 0 {
 		s += "< " + termsafe.Line(string(shown)) + "\n"
 	}
 	tt.t.printf("%s", s)
