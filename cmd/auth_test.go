@@ -192,7 +192,10 @@ func TestAuthKeychainUnavailableFallsBackToFile(t *testing.T) {
 	o := newOAuthServer(t)
 	env := authTestEnv(t)
 	delete(env, "MCPTASK_AUTH_STORE") // auto
+	// A session bus address that leads nowhere, in mcptask's view and in the keychain
+	// library's (which reads the process environment).
 	env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + filepath.Join(t.TempDir(), "no-bus")
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", env["DBUS_SESSION_BUS_ADDRESS"])
 	r := runCLI(t, ctx, env, "auth", "login", "--server", o.URL)
 	mustCode(t, r, ExitOK, "login")
 	if strings.Count(r.Stderr, "warning:") != 1 || !strings.Contains(r.Stderr, "keychain") {
