@@ -112,19 +112,11 @@ func (f *Factory) authEnvironment() (*auth.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	var trace *rpc.TraceOptions
-	if f.Global.Trace || f.Global.Record != "" {
-		trace = &rpc.TraceOptions{}
-		if f.Global.Trace {
-			trace.W = f.IO.ErrOut
-		}
-		if f.Global.Record != "" {
-			rec, err := f.recorder()
-			if err != nil {
-				return nil, err
-			}
-			trace.Record = rec
-		}
+	// The --trace and --record sinks of the MCP traffic; the linter hooks traceOptions adds
+	// are for MCP messages, so they go to options nobody uses.
+	trace, err := f.traceOptions(ServerRef{}, &rpc.ClientOptions{})
+	if err != nil {
+		return nil, err
 	}
 	env := &auth.Env{
 		Store: &auth.Store{Dir: dir, Mode: f.Global.Auth.Store, Getenv: f.Getenv,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -337,5 +338,48 @@ func TestAuthSixteenProcessesRefreshOnce(t *testing.T) {
 	}
 	if n, refused := o.stats(); n != 1 || refused != 0 {
 		t.Fatalf("refreshes=%d refused=%d, want one refresh and no refused one", n, refused)
+	}
+}
+
+// TestAuthLoginBrowserPrint: with --browser print mcptask shows the authorization URL and
+// waits at its loopback listener; the test plays the person's browser.
+func TestAuthLoginBrowserPrint(t *testing.T) {
+	o := newOAuthServer(t)
+	env := authTestEnv(t)
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
+	f.Getenv = func(k string) string { return env[k] }
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), f, []string{"auth", "login", "--server", o.URL, "--browser", "print"})
+	}()
+	var authURL string
+	waitFor(t, "the authorization URL on stderr", 10*time.Second, func() bool {
+		for _, l := range strings.Split(errOut.String(), "\n") {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, strings.TrimSuffix(o.URL, "/mcp")+"/authorize?") {
+				authURL = l
+				return true
+			}
+		}
+		return false
+	})
+	resp, err := http.Get(authURL) // the browser: follows the redirect to mcptask's listener
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the callback page answered %d", resp.StatusCode)
+	}
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Fatalf("auth login exited %d\n%s", code, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("auth login did not finish after the callback")
+	}
+	if c := storedCred(t, env, o.URL); c.AccessToken == "" || c.RefreshToken == "" {
+		t.Fatal("no tokens stored")
 	}
 }
