@@ -88,7 +88,7 @@ func TestCheckIss(t *testing.T) {
 		{"code=c", true, false},
 		{"code=c", false, true},
 		{"code=c&iss=https%3A%2F%2Fas.example.com%2F", true, false}, // no trailing-slash normalisation
-		{"code=c&iss=https%3A%2F%2FAS.example.com", false, false},  // no case folding
+		{"code=c&iss=https%3A%2F%2FAS.example.com", false, false},   // no case folding
 		{"error=access_denied&iss=https%3A%2F%2Fevil.example", false, false},
 	}
 	for _, c := range cases {
