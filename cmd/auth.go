@@ -86,6 +86,28 @@ func (a *AuthOptions) validate() error {
 	return nil
 }
 
+// checkAuthFlags validates the OAuth flags before anything is sent: values, the secret's
+// variable, the key file.
+func (f *Factory) checkAuthFlags() error {
+	a := &f.Global.Auth
+	if err := a.validate(); err != nil {
+		return err
+	}
+	if a.ClientSecretEnv != "" && f.Getenv(a.ClientSecretEnv) == "" {
+		return flagErrorf("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+	}
+	if a.ClientKeyFile != "" {
+		data, err := os.ReadFile(a.ClientKeyFile)
+		if err != nil {
+			return flagErrorf("--client-key-file: %v", err)
+		}
+		if _, err := auth.ParseClientKey(data); err != nil {
+			return flagErrorf("--client-key-file %s: %v", a.ClientKeyFile, err)
+		}
+	}
+	return nil
+}
+
 // authDir is where credentials live when no keychain answers: under the state directory,
 // beside (not inside) the ledger, whatever --state says.
 func (f *Factory) authDir() (string, error) {

@@ -383,3 +383,26 @@ func TestAuthLoginBrowserPrint(t *testing.T) {
 		t.Fatal("no tokens stored")
 	}
 }
+
+func TestAuthFlagErrors(t *testing.T) {
+	ctx := context.Background()
+	env := authTestEnv(t)
+	bad := filepath.Join(t.TempDir(), "key.pem")
+	_ = os.WriteFile(bad, []byte("not a key"), 0o600)
+	for _, args := range [][]string{
+		{"--login", "sometimes"},
+		{"--browser", "lynx"},
+		{"--auth-store", "cloud"},
+		{"--grant", "password"},
+		{"--grant", "client-credentials"},
+		{"--grant", "client-credentials", "--client-id", "ci"},
+		{"--client-secret-env", "MCPTASK_TEST_UNSET_SECRET"},
+		{"--client-id", "ci", "--client-key-file", bad},
+		{"--client-metadata-url", "http://example.com/client.json"},
+	} {
+		r := runCLI(t, ctx, env, append([]string{"tools", "--server", "http://127.0.0.1:1/mcp"}, args...)...)
+		if r.Code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, r.Code, ExitUsage, r.Stderr)
+		}
+	}
+}

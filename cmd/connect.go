@@ -159,7 +159,7 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 	if ref.Argv != nil && len(hdr) > 0 {
 		return ref, nil, flagErrorf("--header and --bearer-env apply to --server only, not --stdio")
 	}
-	if err := g.Auth.validate(); err != nil {
+	if err := f.checkAuthFlags(); err != nil {
 		return ref, nil, err
 	}
 	return ref, hdr, nil
