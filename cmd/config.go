@@ -34,6 +34,19 @@ type namedServer struct {
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
+	// OAuth holds a server's OAuth settings the way MCP hosts write them.
+	OAuth *namedOAuth `json:"oauth"`
+}
+
+// namedOAuth is the "oauth" object of a named server: a pre-registered client (its secret
+// through ${VAR}), the scopes to ask for, a Client ID Metadata Document URL, a fixed
+// callback port. Flags and MCPTASK_* variables win over it.
+type namedOAuth struct {
+	ClientID          string `json:"clientId"`
+	ClientSecret      string `json:"clientSecret"`
+	Scopes            any    `json:"scopes"`
+	ClientMetadataURL string `json:"clientMetadataUrl"`
+	CallbackPort      int    `json:"callbackPort"`
 }
 
 // configFiles lists the files read, most specific first: --config / $MCPTASK_CONFIG, the
@@ -149,7 +162,7 @@ func (f *Factory) applyNamedServer() error {
 				}
 				f.Global.Headers = append(f.Global.Headers, k+": "+v)
 			}
-			return nil
+			return f.applyNamedOAuth(s)
 		}
 		if s.Command == "" {
 			return flagErrorf("server %q in %s has neither url nor command", name, s.Source)
@@ -257,4 +270,48 @@ func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]strin
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// applyNamedOAuth fills the OAuth settings a named server carries into the flags the user
+// left unset.
+func (f *Factory) applyNamedOAuth(s namedServer) error {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	a := &f.Global.Auth
+	where := fmt.Sprintf("oauth of server %q in %s", s.Name, s.Source)
+	if a.ClientID == "" && o.ClientID != "" {
+		id, err := f.expand(o.ClientID, where+" clientId")
+		if err != nil {
+			return err
+		}
+		a.ClientID = id
+		if a.ClientSecretEnv == "" && o.ClientSecret != "" {
+			m := varRef.FindStringSubmatch(o.ClientSecret)
+			if m == nil || m[0] != o.ClientSecret {
+				return flagErrorf("%s: clientSecret must be a ${VAR} reference, not the secret itself", where)
+			}
+			a.ClientSecretEnv = m[1]
+		}
+	}
+	if a.ClientMetadataURL == "" {
+		a.ClientMetadataURL = o.ClientMetadataURL
+	}
+	if a.CallbackPort == 0 {
+		a.CallbackPort = o.CallbackPort
+	}
+	if len(a.Scopes) == 0 {
+		switch v := o.Scopes.(type) {
+		case string:
+			a.Scopes = strings.Fields(v)
+		case []any:
+			for _, x := range v {
+				if str, ok := x.(string); ok {
+					a.Scopes = append(a.Scopes, str)
+				}
+			}
+		}
+	}
+	return nil
 }

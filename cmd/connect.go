@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/pflag"
 )
 
@@ -42,6 +44,8 @@ type GlobalOptions struct {
 	// ServerSet records that --server or --stdio was given on the command line (not only
 	// through $MCPTASK_SERVER): it then wins over the ledger's record of a task.
 	ServerSet bool
+	// Auth holds the OAuth flags (see cmd/auth.go).
+	Auth AuthOptions
 }
 
 // AddFlags registers the global flags. Environment variables give defaults; a flag given on
@@ -65,6 +69,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
+	g.Auth.addFlags(fs)
 }
 
 // ServerRef says how a server was reached, without any secret: it is what a task record
@@ -77,6 +82,10 @@ type ServerRef struct {
 	BearerEnv   string   `json:"bearerEnv,omitempty"`
 	// EnvNames are the names (never the values) of variables given to a stdio server.
 	EnvNames []string `json:"envNames,omitempty"`
+	// OAuth names the stored OAuth credential a resumed task's server was reached with.
+	OAuth *state.OAuth `json:"oauth,omitempty"`
+	// auth is the live OAuth session of this run, which learns the issuer on first use.
+	auth *auth.Session
 }
 
 // String is the short form shown to users.
@@ -150,6 +159,9 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 	if ref.Argv != nil && len(hdr) > 0 {
 		return ref, nil, flagErrorf("--header and --bearer-env apply to --server only, not --stdio")
 	}
+	if err := f.checkAuthFlags(); err != nil {
+		return ref, nil, err
+	}
 	return ref, hdr, nil
 }
 
@@ -181,7 +193,7 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 	}
 	var t rpc.Transport
 	if ref.URL != "" {
-		ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace, HTTPClient: f.httpClient(ref.URL)})
+		ht, err := rpc.NewHTTPTransport(ref.URL, f.httpOptions(&ref, hdr, trace))
 		if err != nil {
 			return nil, ref, err
 		}

@@ -37,12 +37,13 @@ func toServer(ref ServerRef) state.Server {
 		HeaderNames: ref.HeaderNames,
 		BearerEnv:   ref.BearerEnv,
 		EnvNames:    ref.EnvNames,
+		OAuth:       ref.oauthRecord(),
 	}
 }
 
 // fromServer turns a record's server back into a ServerRef.
 func fromServer(s state.Server) ServerRef {
-	return ServerRef{URL: s.URL, Argv: s.Command, Dir: s.Dir, HeaderNames: s.HeaderNames, BearerEnv: s.BearerEnv, EnvNames: s.EnvNames}
+	return ServerRef{URL: s.URL, Argv: s.Command, Dir: s.Dir, HeaderNames: s.HeaderNames, BearerEnv: s.BearerEnv, EnvNames: s.EnvNames, OAuth: s.OAuth}
 }
 
 // newRecord builds the record of a task just created through c.
@@ -372,7 +373,7 @@ func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.He
 	if err != nil {
 		return nil, ref, err
 	}
-	ht, err := rpc.NewHTTPTransport(ref.URL, rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace, HTTPClient: f.httpClient(ref.URL)})
+	ht, err := rpc.NewHTTPTransport(ref.URL, f.httpOptions(&ref, hdr, trace))
 	if err != nil {
 		return nil, ref, err
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
 )
@@ -34,6 +35,10 @@ type Factory struct {
 
 	poolMu sync.Mutex
 	pools  map[string]*http.Client
+
+	authMu       sync.Mutex
+	authSessions map[string]*auth.Session
+	authEnv      *auth.Env
 }
 
 // NewFactory returns a Factory on io with the real clock and environment.
@@ -130,6 +135,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdCheck(f),
 		NewCmdDocs(f, func() *cobra.Command { return NewCmdRoot(f) }),
 		NewCmdDemo(f),
+		NewCmdAuth(f),
 		NewCmdVersion(f),
 	)
 	// `mcptask help exit-codes` (and `mcptask exit-codes`) prints the table.
@@ -234,6 +240,9 @@ func reportError(f *Factory, code int, err error) {
 				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
 			}
 		}()
+		if r := authReason(err); r != "" {
+			obj["reason"] = r
+		}
 		var rerr *rpc.Error
 		if errors.As(err, &rerr) {
 			obj["rpcCode"] = rerr.Code

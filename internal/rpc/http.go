@@ -221,6 +221,9 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
+		if ae := authFailure(err); ae != nil {
+			return nil, false, ae
+		}
 		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(RedactURL(err.Error())))
 	}
 	t.trace.response(resp, time.Since(start))
@@ -232,6 +235,20 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		t.mu.Unlock()
 	}
 	return resp, sid != "", nil
+}
+
+// authFailure returns the error an authorizing http.RoundTripper (internal/auth) gave up
+// with, unwrapped from net/http's *url.Error so that its type and reason survive; nil for
+// any other failure.
+func authFailure(err error) error {
+	if !errors.Is(err, ErrAuth) {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // validSessionID checks the C25-TRANS rule: only visible ASCII (0x21 to 0x7E).

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -134,7 +135,11 @@ func (t *tracer) printf(format string, args ...any) {
 }
 
 func (t *tracer) headers(prefix string, h http.Header) string {
-	h = RedactHeader(h, t.secret)
+	return t.headersOf(prefix, RedactHeader(h, t.secret))
+}
+
+// headersOf renders already redacted headers.
+func (t *tracer) headersOf(prefix string, h http.Header) string {
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
@@ -224,4 +229,165 @@ func (t *tracer) exchange(req *Message, reqBody []byte, status int, took time.Du
 		}
 	}
 	t.record(line)
+}
+
+// oauthSecrets are the OAuth parameters and JSON members whose values are credentials: they
+// are redacted wherever they appear in a traced URL, form body, JSON body or Location header.
+var oauthSecrets = []string{"code", "code_verifier", "refresh_token", "client_secret", "client_assertion",
+	"access_token", "id_token", "assertion", "subject_token", "actor_token", "device_code"}
+
+func isOAuthSecret(name string) bool {
+	for _, s := range oauthSecrets {
+		if strings.EqualFold(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactOAuthURL hides the values of OAuth secrets in u's query (an authorization response
+// redirect carries the code there) and a password in its userinfo.
+func RedactOAuthURL(u string) string {
+	p, err := url.Parse(RedactURL(u))
+	if err != nil || p.RawQuery == "" {
+		return RedactURL(u)
+	}
+	q := p.Query()
+	changed := false
+	for k := range q {
+		if isOAuthSecret(k) {
+			q[k] = []string{Redacted}
+			changed = true
+		}
+	}
+	if changed {
+		p.RawQuery = q.Encode()
+	}
+	return p.String()
+}
+
+// RedactOAuthBody hides OAuth secrets in a form-encoded or JSON body. Any other body (an
+// HTML page, which may quote a redirect URL with its code) is left out of the trace
+// altogether: nil.
+func RedactOAuthBody(contentType string, data []byte) []byte {
+	if len(data) == 0 {
+		return nil
+	}
+	switch mediaType(contentType) {
+	case "application/x-www-form-urlencoded":
+		q, err := url.ParseQuery(string(data))
+		if err != nil {
+			return []byte(Redacted)
+		}
+		for k := range q {
+			if isOAuthSecret(k) {
+				q[k] = []string{Redacted}
+			}
+		}
+		return []byte(q.Encode())
+	case "application/json", "":
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil {
+			if json.Valid(data) && !bytes.ContainsAny(data, "{") {
+				return data // a bare JSON value holds no named secret
+			}
+			return nil
+		}
+		red, _ := json.Marshal(Redacted)
+		changed := false
+		for k := range m {
+			if isOAuthSecret(k) {
+				m[k] = red
+				changed = true
+			}
+		}
+		if !changed {
+			return data
+		}
+		out, err := json.Marshal(m)
+		if err != nil {
+			return []byte(Redacted)
+		}
+		return out
+	}
+	return nil
+}
+
+// NewTraceTransport wraps base so that the exchanges it carries (mcptask's OAuth traffic:
+// metadata, registration, authorization and token requests) appear in the --trace log and
+// the --record file, with Authorization headers and OAuth secrets redacted. It returns base
+// when o traces nothing.
+func NewTraceTransport(base http.RoundTripper, o *TraceOptions) http.RoundTripper {
+	t := newTracer(o)
+	if t == nil {
+		return base
+	}
+	return &traceTransport{base: base, t: t}
+}
+
+type traceTransport struct {
+	base http.RoundTripper
+	t    *tracer
+}
+
+func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.GetBody != nil {
+		if rc, err := req.GetBody(); err == nil {
+			body, _ = io.ReadAll(io.LimitReader(rc, 64<<10))
+			rc.Close()
+		}
+	}
+	body = RedactOAuthBody(req.Header.Get("Content-Type"), body)
+	u := RedactOAuthURL(req.URL.String())
+	line := map[string]any{"kind": "auth-request", "dir": "send", "httpMethod": req.Method, "url": u, "headers": RedactHeader(req.Header, tt.t.secret)}
+	if len(body) > 0 {
+		line["body"] = string(body)
+	}
+	tt.t.record(line)
+	s := fmt.Sprintf("> [auth] %s %s\n", req.Method, termsafe.Line(u)) + tt.t.headers(">", req.Header)
+	if len(body) > 0 {
+		s += "> " + termsafe.Line(string(body)) + "\n"
+	}
+	tt.t.printf("%s", s)
+	start := time.Now()
+	resp, err := tt.base.RoundTrip(req)
+	if err != nil {
+		tt.t.printf("! [auth] %s %s: %s\n", req.Method, termsafe.Line(u), termsafe.Line(RedactOAuthURL(err.Error())))
+		return nil, err
+	}
+	took := time.Since(start)
+	data, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(data), rest), rest}
+	hdr := RedactHeader(resp.Header, tt.t.secret)
+	if loc := hdr.Get("Location"); loc != "" {
+		hdr.Set("Location", RedactOAuthURL(loc))
+	}
+	shown := RedactOAuthBody(resp.Header.Get("Content-Type"), data)
+	rline := map[string]any{"kind": "auth-response", "dir": "recv", "status": resp.StatusCode, "latencyMs": float64(took.Microseconds()) / 1000, "headers": hdr}
+	if len(shown) > 0 && rerr == nil {
+		rline["body"] = string(shown)
+	}
+	tt.t.record(rline)
+	s = fmt.Sprintf("< [auth] %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), tt.t.headersOf("<", hdr))
+	if len(shown) > 0 {
+		s += "< " + termsafe.Line(string(shown)) + "\n"
+	}
+	tt.t.printf("%s", s)
+	return resp, nil
+}
+
+// Note writes one line of commentary to the --trace log and the --record file (kind
+// "note"): what the OAuth client decided and why.
+func Note(o *TraceOptions, msg string) {
+	t := newTracer(o)
+	if t == nil {
+		return
+	}
+	t.record(map[string]any{"kind": "note", "note": msg})
+	t.printf("! %s\n", termsafe.Line(msg))
 }

@@ -36,6 +36,15 @@ type Server struct {
 	EnvNames    []string `json:"envNames,omitempty"`
 	HeaderNames []string `json:"headerNames,omitempty"`
 	BearerEnv   string   `json:"bearerEnv,omitempty"`
+	// OAuth is set when the server was reached with an OAuth login: the issuer and profile
+	// that find the credential again in the credential store. Never a token.
+	OAuth *OAuth `json:"oauth,omitempty"`
+}
+
+// OAuth names a stored OAuth credential without holding any of it.
+type OAuth struct {
+	Issuer  string `json:"issuer"`
+	Profile string `json:"profile,omitempty"`
 }
 
 // Key is the server's identity in the ledger: the same task id on two servers is two tasks.

@@ -1,0 +1,536 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cli/browser"
+	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// AuthOptions are the global OAuth flags. Each has its MCPTASK_* variable (applyEnv).
+type AuthOptions struct {
+	Login             string
+	Browser           string
+	ClientID          string
+	ClientSecretEnv   string
+	ClientMetadataURL string
+	CallbackPort      int
+	Store             string
+	Profile           string
+	Grant             string
+	ClientKeyFile     string
+	// Scopes come from a named server's "oauth" settings (or auth login --scopes).
+	Scopes []string
+}
+
+func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&a.Login, "login", auth.LoginAuto, "OAuth login on a 401: auto (inline, only at a terminal or with --browser follow) or never (stored credentials only; otherwise exit 7)")
+	fs.StringVar(&a.Browser, "browser", auth.BrowserOpen, "how to visit the OAuth authorization URL: open (the system browser), print (show the URL) or follow (request it and follow its redirects, for servers that approve without a page)")
+	fs.StringVar(&a.ClientID, "client-id", "", "OAuth client id registered for mcptask at the server's authorization server")
+	fs.StringVar(&a.ClientSecretEnv, "client-secret-env", "", "read the OAuth client secret from environment variable `VAR`")
+	fs.StringVar(&a.ClientMetadataURL, "client-metadata-url", "", "OAuth client id as a Client ID Metadata Document `URL`, used where the authorization server supports them")
+	fs.IntVar(&a.CallbackPort, "callback-port", 0, "loopback `PORT` for the OAuth redirect (default: a free port on 127.0.0.1)")
+	fs.StringVar(&a.Store, "auth-store", auth.StoreAuto, "where OAuth credentials live: auto (the OS keychain, else a 0600 file), keyring or file")
+	fs.StringVar(&a.Profile, "profile", "", "OAuth credential profile `NAME`: several accounts on one server")
+	fs.StringVar(&a.Grant, "grant", "", "OAuth grant: client-credentials for machines (with --client-id and --client-secret-env or --client-key-file)")
+	fs.StringVar(&a.ClientKeyFile, "client-key-file", "", "PEM private key `FILE` for private_key_jwt client authentication (--grant client-credentials)")
+}
+
+func (a *AuthOptions) validate() error {
+	switch a.Login {
+	case auth.LoginAuto, auth.LoginNever:
+	default:
+		return flagErrorf("--login %q: want auto or never", a.Login)
+	}
+	switch a.Browser {
+	case auth.BrowserOpen, auth.BrowserPrint, auth.BrowserFollow:
+	default:
+		return flagErrorf("--browser %q: want open, print or follow", a.Browser)
+	}
+	switch a.Store {
+	case auth.StoreAuto, auth.StoreKeyring, auth.StoreFile:
+	default:
+		return flagErrorf("--auth-store %q: want auto, keyring or file", a.Store)
+	}
+	switch a.Grant {
+	case "", "authorization-code":
+	case "client-credentials":
+		if a.ClientID == "" {
+			return flagErrorf("--grant client-credentials needs --client-id")
+		}
+		if a.ClientSecretEnv == "" && a.ClientKeyFile == "" {
+			return flagErrorf("--grant client-credentials needs --client-secret-env VAR or --client-key-file FILE")
+		}
+	default:
+		return flagErrorf("--grant %q: want client-credentials (or leave it unset for a browser login)", a.Grant)
+	}
+	if a.CallbackPort < 0 || a.CallbackPort > 65535 {
+		return flagErrorf("--callback-port %d is not a port", a.CallbackPort)
+	}
+	if a.ClientMetadataURL != "" && !strings.HasPrefix(a.ClientMetadataURL, "https://") {
+		return flagErrorf("--client-metadata-url %q: a Client ID Metadata Document URL is https://", a.ClientMetadataURL)
+	}
+	return nil
+}
+
+// checkAuthFlags validates the OAuth flags before anything is sent: values, the secret's
+// variable, the key file.
+func (f *Factory) checkAuthFlags() error {
+	a := &f.Global.Auth
+	if err := a.validate(); err != nil {
+		return err
+	}
+	if a.ClientSecretEnv != "" && f.Getenv(a.ClientSecretEnv) == "" {
+		return flagErrorf("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+	}
+	if a.ClientKeyFile != "" {
+		data, err := os.ReadFile(a.ClientKeyFile)
+		if err != nil {
+			return flagErrorf("--client-key-file: %v", err)
+		}
+		if _, err := auth.ParseClientKey(data); err != nil {
+			return flagErrorf("--client-key-file %s: %v", a.ClientKeyFile, err)
+		}
+	}
+	return nil
+}
+
+// authDir is where credentials live when no keychain answers: under the state directory,
+// beside (not inside) the ledger, whatever --state says.
+func (f *Factory) authDir() (string, error) {
+	if x := f.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "mcptask", "auth"), nil
+	}
+	home := f.Getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil || home == "" {
+			return "", errors.New("no home directory to keep OAuth credentials in (set XDG_STATE_HOME)")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "mcptask", "auth"), nil
+}
+
+// authEnvironment builds, once, what every OAuth session of this run shares: the credential
+// store and a traced HTTP client for the authorization servers.
+func (f *Factory) authEnvironment() (*auth.Env, error) {
+	if f.authEnv != nil {
+		return f.authEnv, nil
+	}
+	dir, err := f.authDir()
+	if err != nil {
+		return nil, err
+	}
+	// The --trace and --record sinks of the MCP traffic; the linter hooks traceOptions adds
+	// are for MCP messages, so they go to options nobody uses.
+	trace, err := f.traceOptions(ServerRef{}, &rpc.ClientOptions{})
+	if err != nil {
+		return nil, err
+	}
+	env := &auth.Env{
+		Store: &auth.Store{Dir: dir, Mode: f.Global.Auth.Store, Getenv: f.Getenv,
+			Warn: func(msg string) { f.warnf("%s", msg) }},
+		HTTP:   &http.Client{Transport: rpc.NewTraceTransport(rpc.NewPool(f.Global.Insecure, 4), trace), Timeout: 60 * time.Second},
+		Stderr: f.IO.ErrOut,
+		Now:    f.Now,
+		OpenBrowser: func(u string) error {
+			browser.Stdout, browser.Stderr = f.IO.ErrOut, f.IO.ErrOut
+			return browser.OpenURL(u)
+		},
+	}
+	if trace != nil {
+		env.Note = func(msg string) { rpc.Note(trace, msg) }
+	}
+	f.authEnv = env
+	return env, nil
+}
+
+// authSession returns the one OAuth session of ref's server (and profile) in this run, so
+// that every connection to it shares one token and one refresh.
+func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
+	f.authMu.Lock()
+	defer f.authMu.Unlock()
+	a := f.Global.Auth
+	profile, issuer := a.Profile, ""
+	if ref.OAuth != nil {
+		profile, issuer = ref.OAuth.Profile, ref.OAuth.Issuer
+	}
+	key := ref.URL + "\x00" + profile
+	if s := f.authSessions[key]; s != nil {
+		return s, nil
+	}
+	env, err := f.authEnvironment()
+	if err != nil {
+		return nil, err
+	}
+	cfg := auth.Config{
+		ServerURL: ref.URL, Profile: profile, Issuer: issuer,
+		Login: a.Login, Browser: a.Browser,
+		Interactive:       f.IO.stdinTTY && f.IO.stderrTTY && f.Getenv("CI") == "",
+		ClientID:          a.ClientID,
+		ClientMetadataURL: a.ClientMetadataURL,
+		CallbackPort:      a.CallbackPort,
+		Scopes:            a.Scopes,
+	}
+	if a.ClientSecretEnv != "" {
+		cfg.ClientSecret = f.Getenv(a.ClientSecretEnv)
+		if cfg.ClientSecret == "" {
+			return nil, flagErrorf("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+		}
+	}
+	if a.Grant == "client-credentials" {
+		cfg.Grant = auth.GrantClientCredentials
+	}
+	if a.ClientKeyFile != "" {
+		data, err := os.ReadFile(a.ClientKeyFile)
+		if err != nil {
+			return nil, flagErrorf("--client-key-file: %v", err)
+		}
+		key, err := auth.ParseClientKey(data)
+		if err != nil {
+			return nil, flagErrorf("--client-key-file %s: %v", a.ClientKeyFile, err)
+		}
+		cfg.ClientKey = key
+	}
+	s := auth.NewSession(cfg, env)
+	if f.authSessions == nil {
+		f.authSessions = map[string]*auth.Session{}
+	}
+	f.authSessions[key] = s
+	return s, nil
+}
+
+// httpOptions are the transport options of an HTTP server: the shared connection pool, and
+// OAuth on top of it unless the user gave the Authorization header (--bearer-env, --header),
+// which always wins. It records the session in ref.
+func (f *Factory) httpOptions(ref *ServerRef, hdr http.Header, trace *rpc.TraceOptions) rpc.HTTPOptions {
+	o := rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace, HTTPClient: f.httpClient(ref.URL)}
+	if hdr.Get("Authorization") != "" || o.HTTPClient == nil {
+		return o
+	}
+	s, err := f.authSession(*ref)
+	if err != nil {
+		f.warnf("OAuth is off for this run: %v", err)
+		return o
+	}
+	ref.auth = s
+	o.HTTPClient = &http.Client{Transport: &auth.Transport{Base: o.HTTPClient.Transport, Session: s}}
+	return o
+}
+
+// oauthRecord is what a ledger record keeps of the OAuth login: issuer and profile, never a
+// token.
+func (r ServerRef) oauthRecord() *state.OAuth {
+	if r.auth != nil {
+		if issuer, profile, ok := r.auth.Used(); ok {
+			return &state.OAuth{Issuer: issuer, Profile: profile}
+		}
+	}
+	return r.OAuth
+}
+
+// authReason is the --json error's "reason" for an authorization failure.
+func authReason(err error) string {
+	if r := auth.ReasonOf(err); r != "" {
+		return string(r)
+	}
+	var he *rpc.HTTPError
+	if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+		return string(auth.ReasonLoginRequired)
+	}
+	return ""
+}
+
+// NewCmdAuth returns `mcptask auth` and its login, status and logout commands.
+func NewCmdAuth(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "auth <command>",
+		Short: "Log in to MCP servers that require OAuth, and manage the stored credentials",
+		Long: `Servers that follow MCP's authorization spec answer 401 until the client logs in with
+OAuth 2.1. mcptask does that inline when a person is at the terminal, or ahead of time
+with 'mcptask auth login'. Credentials live in the OS keychain when one answers, else in
+a 0600 file under $XDG_STATE_HOME/mcptask/auth; they are refreshed quietly and never
+written to the task ledger. CI jobs use --grant client-credentials, or --login never with
+credentials stored earlier.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	cmd.AddCommand(newCmdAuthLogin(f), newCmdAuthStatus(f), newCmdAuthLogout(f))
+	return cmd
+}
+
+func newCmdAuthLogin(f *Factory) *cobra.Command {
+	var scopes string
+	cmd := &cobra.Command{
+		Use:   "login --server URL|NAME [--scopes 'a b']",
+		Short: "Log in to a server now and store the credential",
+		Example: `  mcptask auth login --server https://mcp.example.com/mcp
+  mcptask auth login --server work --profile alice --scopes 'files:read files:write'
+  mcptask auth login --server https://mcp.example.com/mcp --browser print   # over SSH`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ref, _, err := f.serverRef()
+			if err != nil {
+				return err
+			}
+			if ref.URL == "" {
+				return flagErrorf("auth login needs --server URL: a stdio server takes its credentials from its environment")
+			}
+			if scopes != "" {
+				f.Global.Auth.Scopes = strings.Fields(scopes)
+			}
+			s, err := f.authSession(ref)
+			if err != nil {
+				return err
+			}
+			s.ForceLogin()
+			cred, err := s.Login(c.Context())
+			if err != nil {
+				return err
+			}
+			e := statusOf(f, cred, backendOf(f, cred))
+			if f.Global.JSON {
+				return writeJSON(f.IO.Out, map[string]any{"type": "auth-login", "credential": e})
+			}
+			fmt.Fprintf(f.IO.ErrOut, "Logged in to %s\n", ref.URL)
+			printStatus(f, []authStatus{e})
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&scopes, "scopes", "", "scopes to ask for, space-separated (default: what the server asks for)")
+	return cmd
+}
+
+// authStatus is what `auth status` shows of one credential: never a secret.
+type authStatus struct {
+	Server       string    `json:"server"`
+	Resource     string    `json:"resource"`
+	Issuer       string    `json:"issuer"`
+	Profile      string    `json:"profile,omitempty"`
+	Grant        string    `json:"grant"`
+	Registration string    `json:"registration"`
+	ClientID     string    `json:"clientId"`
+	Scopes       []string  `json:"scopes"`
+	ExpiresAt    time.Time `json:"expiresAt,omitzero"`
+	HasRefresh   bool      `json:"refreshToken"`
+	Usable       bool      `json:"usable"`
+	Refreshable  bool      `json:"refreshable"`
+	Store        string    `json:"store"`
+}
+
+func statusOf(f *Factory, c *auth.Credential, backend string) authStatus {
+	return authStatus{Server: c.ServerURL, Resource: c.Resource, Issuer: c.Issuer, Profile: c.Profile, Grant: c.Grant,
+		Registration: c.Client.Registration, ClientID: c.Client.ID, Scopes: append([]string{}, c.Scopes...),
+		ExpiresAt: c.ExpiresAt, HasRefresh: c.RefreshToken != "", Usable: c.Usable(f.Now()), Refreshable: c.Refreshable(), Store: backend}
+}
+
+func backendOf(f *Factory, c *auth.Credential) string {
+	env, err := f.authEnvironment()
+	if err != nil {
+		return ""
+	}
+	entries, _ := env.Store.List()
+	for _, e := range entries {
+		if e.Key == c.Key() {
+			return e.Backend
+		}
+	}
+	return ""
+}
+
+func printStatus(f *Factory, list []authStatus) {
+	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	for i, e := range list {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		state := "usable"
+		switch {
+		case !e.Usable && e.Refreshable:
+			state = "expired, refreshable"
+		case !e.Usable:
+			state = "expired; log in again"
+		}
+		fmt.Fprintf(tw, "Server:\t%s\n", termsafe.Line(e.Server))
+		if e.Profile != "" {
+			fmt.Fprintf(tw, "Profile:\t%s\n", termsafe.Line(e.Profile))
+		}
+		fmt.Fprintf(tw, "Issuer:\t%s\n", termsafe.Line(e.Issuer))
+		fmt.Fprintf(tw, "Client:\t%s (%s)\n", termsafe.Line(e.ClientID), e.Registration)
+		fmt.Fprintf(tw, "Scopes:\t%s\n", termsafe.Line(strings.Join(e.Scopes, " ")))
+		if !e.ExpiresAt.IsZero() {
+			fmt.Fprintf(tw, "Expires:\t%s (%s)\n", e.ExpiresAt.Local().Format(time.RFC3339), untilText(e.ExpiresAt.Sub(f.Now())))
+		}
+		fmt.Fprintf(tw, "Refresh token:\t%s\n", yesNo(e.HasRefresh))
+		fmt.Fprintf(tw, "State:\t%s\n", state)
+		fmt.Fprintf(tw, "Stored in:\t%s\n", e.Store)
+	}
+	_ = tw.Flush()
+}
+
+func untilText(d time.Duration) string {
+	if d < 0 {
+		return roundDur(-d).String() + " ago"
+	}
+	return "in " + roundDur(d).String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// storedCredentials lists the credentials `auth status` and `auth logout` act on: the
+// server's (and profile's) when --server is given, else all.
+func storedCredentials(f *Factory, all bool) ([]auth.IndexEntry, *auth.Store, error) {
+	env, err := f.authEnvironment()
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := env.Store.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	if all || f.Global.Server == "" {
+		return entries, env.Store, nil
+	}
+	var out []auth.IndexEntry
+	for _, e := range entries {
+		if (e.ServerURL == f.Global.Server || e.Resource == f.Global.Server) && e.Profile == f.Global.Auth.Profile {
+			out = append(out, e)
+		}
+	}
+	return out, env.Store, nil
+}
+
+func newCmdAuthStatus(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [--server URL|NAME]",
+		Short: "Show the stored OAuth credentials (never a secret)",
+		Long: `Show the stored OAuth credentials: issuer, how the client was registered, scopes,
+expiry, whether a refresh token exists, and where it is stored. With --server, only that
+server's (and --profile's). Exits 0 when every credential shown is usable or refreshable,
+7 when one is not or there is none.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			entries, st, err := storedCredentials(f, false)
+			if err != nil {
+				return err
+			}
+			var list []authStatus
+			ok := len(entries) > 0
+			for _, e := range entries {
+				cred, err := st.Get(e.Key)
+				if err != nil || cred == nil {
+					f.warnf("%s: %v", e.ServerURL, err)
+					ok = false
+					continue
+				}
+				s := statusOf(f, cred, e.Backend)
+				ok = ok && (s.Usable || s.Refreshable)
+				list = append(list, s)
+			}
+			if f.Global.JSON {
+				if err := writeJSON(f.IO.Out, map[string]any{"type": "auth-status", "credentials": orEmpty(list)}); err != nil {
+					return err
+				}
+			} else if len(list) == 0 {
+				what := "any server"
+				if f.Global.Server != "" {
+					what = f.Global.Server
+				}
+				fmt.Fprintf(f.IO.ErrOut, "not logged in to %s; run 'mcptask auth login --server URL'\n", what)
+			} else {
+				printStatus(f, list)
+			}
+			if !ok {
+				return &ExitError{Code: ExitAuth, Silent: true}
+			}
+			return nil
+		},
+	}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func newCmdAuthLogout(f *Factory) *cobra.Command {
+	var all, forget bool
+	cmd := &cobra.Command{
+		Use:   "logout --server URL|NAME | --all",
+		Short: "Forget stored OAuth tokens",
+		Long: `Forget the tokens stored for --server (and --profile), or for every server with --all.
+The client registration is kept, so the next login skips registering again, unless
+--forget-client is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !all && f.Global.Server == "" {
+				return flagErrorf("give --server URL|NAME, or --all")
+			}
+			entries, st, err := storedCredentials(f, all)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if forget {
+					err = st.Delete(e.Key)
+				} else {
+					err = forgetTokens(c.Context(), st, e.Key)
+				}
+				if err != nil {
+					return fmt.Errorf("log out of %s: %w", e.ServerURL, err)
+				}
+				if !f.Global.JSON {
+					fmt.Fprintf(f.IO.ErrOut, "Logged out of %s (%s)\n", termsafe.Line(e.ServerURL), termsafe.Line(e.Issuer))
+				}
+			}
+			if f.Global.JSON {
+				return writeJSON(f.IO.Out, map[string]any{"type": "auth-logout", "count": len(entries)})
+			}
+			if len(entries) == 0 {
+				fmt.Fprintln(f.IO.ErrOut, "no stored credentials to forget")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "forget the credentials of every server")
+	cmd.Flags().BoolVar(&forget, "forget-client", false, "forget the client registration too")
+	return cmd
+}
+
+// forgetTokens drops the tokens of a credential and keeps its client registration.
+func forgetTokens(ctx context.Context, st *auth.Store, key string) error {
+	unlock, err := st.Lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cred, err := st.Get(key)
+	if err != nil || cred == nil {
+		return err
+	}
+	if cred.Client.Registration != auth.RegDynamic {
+		return st.Delete(key) // nothing worth keeping
+	}
+	cred.DropTokens()
+	return st.Put(cred)
+}
