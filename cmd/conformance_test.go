@@ -177,3 +177,47 @@ func requireClean(t *testing.T, res conformance.Result) {
 		}
 	}
 }
+
+// clientScenarios are the suite's client scenarios that need no OAuth, each run with mcptask
+// as the client through testdata/conformance/client-driver.sh.
+var clientScenarios = []struct{ scenario, version string }{
+	{"initialize", "2025-06-18"},
+	{"initialize", "2025-11-25"},
+	{"tools_call", "2025-06-18"},
+	{"tools_call", "2025-11-25"},
+	{"tools_call", "2026-07-28"},
+	{"sse-retry", "2025-11-25"},
+	{"request-metadata", "2026-07-28"},
+	{"sep-2322-client-request-state", "2026-07-28"},
+	{"http-standard-headers", "2026-07-28"},
+	{"http-custom-headers", "2026-07-28"},
+	{"http-invalid-tool-headers", "2026-07-28"},
+	{"json-schema-ref-no-deref", "2026-07-28"},
+	{"json-schema-2020-12-preservation", "2025-11-25"},
+	{"json-schema-2020-12-preservation", "2026-07-28"},
+}
+
+func TestConformanceClient(t *testing.T) {
+	suite := conformance.Find(t)
+	if _, err := exec.LookPath("jq"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("jq is required in CI (.ci/run installs it): the client driver script uses it")
+		}
+		t.Skip("jq is not installed; the client driver script needs it")
+	}
+	bin := mcptaskBinary(t)
+	driver, err := filepath.Abs("../testdata/conformance/client-driver.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range clientScenarios {
+		t.Run(sc.scenario+"@"+sc.version, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "tasks.json")
+			res := suite.Client(t, sc.scenario, sc.version, driver, "MCPTASK="+bin, "MCPTASK_STATE="+state)
+			requireClean(t, res)
+			if strings.Contains(res.Output, "CLIENT EXITED WITH ERROR") || strings.Contains(res.Output, "timed out") {
+				t.Errorf("mcptask did not finish cleanly:\n%s", res.Report())
+			}
+		})
+	}
+}

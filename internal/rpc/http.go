@@ -224,14 +224,13 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(RedactURL(err.Error())))
 	}
 	t.trace.response(resp, time.Since(start))
-	// C25-TRANS §Session Management: a server MAY assign a session ID in the response that
-	// carries the InitializeResult.
-	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && validSessionID(id) {
-		t.mu.Lock()
-		t.session = id
-		t.mu.Unlock()
-	}
 	return resp, sid != "", nil
+}
+
+// Notef writes one explanatory line to the --trace log (the Client's era choice, a cache
+// hit), when there is one.
+func (t *HTTPTransport) Notef(format string, args ...any) {
+	t.trace.printf("# "+format+"\n", args...)
 }
 
 // validSessionID checks the C25-TRANS rule: only visible ASCII (0x21 to 0x7E).
@@ -261,6 +260,14 @@ func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.He
 	}
 	status = resp.StatusCode
 	defer drain(resp.Body)
+	// C25-TRANS §Session Management: a server MAY assign a session ID "in an Mcp-Session-Id
+	// header on the HTTP response containing the InitializeResult"; on any other response
+	// the header means nothing (some servers echo it everywhere, 2026-07-28 ones included).
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && req.Method == "initialize" && resp.StatusCode/100 == 2 && validSessionID(id) {
+		t.mu.Lock()
+		t.session = id
+		t.mu.Unlock()
+	}
 	if resp.StatusCode/100 != 2 {
 		err := t.statusError(resp, hadSession, req)
 		var sm *statusMessage

@@ -7,7 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
+
+// legacyVersions are the initialize-era versions mcptask accepts, newest first.
+var legacyVersions = []string{VersionLegacy, "2025-06-18", "2025-03-26"}
 
 func (c *Client) initialize(ctx context.Context) error {
 	c.mu.Lock()
@@ -36,10 +40,14 @@ func (c *Client) initialize(ctx context.Context) error {
 		return fmt.Errorf("%w: initialize result: %v", ErrMalformed, err)
 	}
 	// C25-LIFE §Version Negotiation: if the server answers another version the client SHOULD
-	// disconnect when it cannot use it.
+	// disconnect when it cannot use it. The two revisions before 2025-11-25 use the same
+	// Streamable HTTP transport and tools; they only lack tasks, so mcptask can use them.
+	if !contains(legacyVersions, ir.ProtocolVersion) {
+		return fmt.Errorf("server answered initialize with protocol %q; mcptask speaks %s (and %s), %s",
+			ir.ProtocolVersion, VersionModern, strings.Join(legacyVersions, ", "), "so it disconnects")
+	}
 	if ir.ProtocolVersion != VersionLegacy {
-		return fmt.Errorf("server answered initialize with protocol %q; mcptask speaks %s and %s",
-			ir.ProtocolVersion, VersionLegacy, VersionModern)
+		c.note("era: the server negotiated %s at initialize; it has no tasks, tools run as plain calls", ir.ProtocolVersion)
 	}
 	var caps2 serverCaps
 	if len(ir.Capabilities) > 0 {
