@@ -187,6 +187,7 @@ var clientScenarios = []struct{ scenario, version string }{
 	{"tools_call", "2025-11-25"},
 	{"tools_call", "2026-07-28"},
 	{"sse-retry", "2025-11-25"},
+	{"elicitation-sep1034-client-defaults", "2025-11-25"},
 	{"request-metadata", "2026-07-28"},
 	{"sep-2322-client-request-state", "2026-07-28"},
 	{"http-standard-headers", "2026-07-28"},

@@ -459,7 +459,12 @@ func (s *Server) detailedTaskLocked(t *task) map[string]any {
 		}
 		m["inputRequests"] = reqs
 	case rpc.StatusCompleted:
-		m["result"] = t.Result
+		// EXT §Task Polling: result is the result the tools/call would have returned, so a
+		// 2026-07-28 CallToolResult, which carries resultType (C26-BASIC §ResultType; the
+		// official TS client's ext-tasks refuses an inline result without it).
+		r := rawMap(t.Result)
+		r["resultType"] = "complete"
+		m["result"] = r
 	case rpc.StatusFailed:
 		m["error"] = t.Error
 	}

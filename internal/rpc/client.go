@@ -25,8 +25,9 @@ type ClientOptions struct {
 	// Info is sent as clientInfo.
 	Info Implementation
 	// Elicitation declares the elicitation capability (form and url). Declare it only when
-	// something will answer: C26-MRTR §Server Requirements forbids servers from sending input
-	// requests of a kind the client did not declare.
+	// something will answer: OnRequest in this process, or a later one that reuses a
+	// 2025-11-25 session (C26-MRTR §Server Requirements forbids servers from sending input
+	// requests of a kind the client did not declare).
 	Elicitation bool
 	// OnRequest answers a server-to-client request (2025-11-25 elicitation/create and the like).
 	// It returns the result object, or an *Error. When nil, such requests are refused with
@@ -372,6 +373,10 @@ func (c *Client) handle(ctx context.Context, msg *Message) *Message {
 	res, rerr := c.opts.OnRequest(ctx, msg.Method, msg.Params)
 	if rerr != nil {
 		return &Message{Error: rerr}
+	}
+	if msg.Method == "elicitation/create" {
+		// SEP-1034: fields the answer leaves out take the form's defaults, whoever answered.
+		res = ElicitDefaults(elicitSchema(msg.Params), res)
 	}
 	return &Message{Result: res}
 }

@@ -20,8 +20,9 @@ type fakeServer struct {
 	url    string
 	answer func(method string, params json.RawMessage, h http.Header) (result any, rerr *Error, status int)
 
-	mu   sync.Mutex
-	seen []seenRequest
+	mu    sync.Mutex
+	seen  []seenRequest
+	other int // requests that were not POSTs
 }
 
 type seenRequest struct {
@@ -35,6 +36,9 @@ func newFakeServer(t *testing.T, answer func(method string, params json.RawMessa
 	f := &fakeServer{t: t, answer: answer}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			f.mu.Lock()
+			f.other++
+			f.mu.Unlock()
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}

@@ -66,6 +66,7 @@ type HTTPTransport struct {
 	handler Handler
 	keep    bool
 	closed  bool
+	gs      *getStream // the 2025-11-25 standalone GET stream (getstream.go)
 }
 
 // NewHTTPTransport checks rawURL and builds a transport for it. No connection is opened until
@@ -149,6 +150,7 @@ func (t *HTTPTransport) Close() error {
 	t.closed = true
 	sid, keep, version := t.session, t.keep, t.version
 	t.mu.Unlock()
+	t.stopStandalone()
 	if sid != "" && !keep {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.url, nil)

@@ -19,8 +19,9 @@ func (c *Client) initialize(ctx context.Context) error {
 	c.mu.Unlock()
 	caps := map[string]any{}
 	// 2025-11-25 delivers elicitation as a server-to-client request: declare it only when
-	// OnRequest can answer one.
-	if c.opts.Elicitation && c.opts.OnRequest != nil {
+	// something answers one (OnRequest now, or a later process that reuses this session and
+	// was given the means to answer: call --detach, then update, watch or resume).
+	if c.opts.Elicitation {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
 	res, err := c.call(ctx, "initialize", map[string]any{
@@ -125,4 +126,16 @@ func (c *Client) ListTasks(ctx context.Context, cursor string) ([]*Task, string,
 		out = append(out, t)
 	}
 	return out, lr.NextCursor, nil
+}
+
+// holdStandaloneStream opens the 2025-11-25 standalone GET stream over HTTP (getstream.go)
+// before mcptask starts waiting for a tool call or a task, so that requests the server sends
+// there (an elicitation for the task) are received. A failure only costs those messages.
+func (c *Client) holdStandaloneStream(ctx context.Context) {
+	if c.Era() != EraLegacy {
+		return
+	}
+	if s, ok := c.t.(StandaloneStreamer); ok {
+		_ = s.OpenStandaloneStream(ctx)
+	}
 }

@@ -133,6 +133,7 @@ func parseTime(s string) (time.Time, error) {
 
 // GetTask sends one tasks/get.
 func (c *Client) GetTask(ctx context.Context, id string) (*Task, error) {
+	c.holdStandaloneStream(ctx)
 	res, err := c.taskCall(ctx, "tasks/get", id)
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
@@ -161,6 +162,7 @@ var ErrNotTerminal = errors.New("task has not finished")
 // terminal returns ErrNotTerminal, and one that was cancelled returns the task with no result.
 func (c *Client) TaskResult(ctx context.Context, id string) (*ToolResult, *Task, error) {
 	if c.Era() == EraLegacy {
+		c.holdStandaloneStream(ctx)
 		res, err := c.taskCall(ctx, "tasks/result", id)
 		if err != nil {
 			return nil, nil, fmt.Errorf("task result %s: %w", id, err)

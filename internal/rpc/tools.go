@@ -164,6 +164,7 @@ func (c *Client) CallTool(ctx context.Context, p CallParams) (*CallResult, error
 	era := c.Era()
 	var extra http.Header
 	if era == EraLegacy {
+		c.holdStandaloneStream(ctx)
 		// C25-TASKS §Tool-Level Negotiation: only when the server declares
 		// tasks.requests.tools.call, and never for a tool whose taskSupport is absent or
 		// "forbidden"; "required" tools MUST get it.

@@ -120,7 +120,24 @@ func (v *Validator) ServerMessage(era, method string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	return v.Def(file, def, m.Result)
+	if err := v.Def(file, def, m.Result); err != nil {
+		return err
+	}
+	if era == EraModern && method == "tasks/get" {
+		// EXT §Task Polling: a completed task's result is the result of the original
+		// tools/call, a 2026-07-28 CallToolResult (the extension schema leaves it open).
+		var t struct {
+			Status string          `json:"status"`
+			Result json.RawMessage `json:"result"`
+		}
+		_ = json.Unmarshal(m.Result, &t)
+		if t.Status == "completed" {
+			if err := v.Def(fileModern, "CallToolResult", t.Result); err != nil {
+				return fmt.Errorf("the inline result of a completed task: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // resultDef picks the schema definition of a result of method in era.
