@@ -293,6 +293,13 @@ func (r *Recorder) Bodies() [][]byte {
 	return append([][]byte(nil), r.bodies...)
 }
 
+// Errors returns the validation failures seen so far, one per message.
+func (r *Recorder) Errors() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.errs...)
+}
+
 // Check fails t for every message that did not validate.
 func (r *Recorder) Check(t testing.TB) {
 	t.Helper()
