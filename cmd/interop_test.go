@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -45,6 +46,14 @@ func everythingServer(t *testing.T) string {
 // loopback port and returns its endpoint once it says it is listening.
 func startEverythingHTTP(t *testing.T, index string) string {
 	t.Helper()
+	return startNodeHTTP(t, index, []string{"streamableHttp"}, "listening on port", true)
+}
+
+// startNodeHTTP runs `node script args...` with PORT set to a free loopback port and returns
+// the endpoint http://127.0.0.1:PORT/mcp once the server wrote ready (on stderr, or stdout).
+// The process ends with the test.
+func startNodeHTTP(t *testing.T, script string, args []string, ready string, onStderr bool) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -52,20 +61,24 @@ func startEverythingHTTP(t *testing.T, index string) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := exec.CommandContext(ctx, "node", index, "streamableHttp")
+	c := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	c.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, _ := c.StderrPipe()
-	c.Stdout = nil
+	var out io.ReadCloser
+	if onStderr {
+		out, _ = c.StderrPipe()
+	} else {
+		out, _ = c.StdoutPipe()
+	}
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = c.Wait() })
-	ready := make(chan struct{})
+	up := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(stderr)
+		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				close(ready)
+			if strings.Contains(sc.Text(), ready) {
+				close(up)
 				for sc.Scan() {
 				}
 				return
@@ -73,9 +86,9 @@ func startEverythingHTTP(t *testing.T, index string) string {
 		}
 	}()
 	select {
-	case <-ready:
+	case <-up:
 	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not start listening within 30s")
+		t.Fatalf("%s did not start within 30s", filepath.Base(script))
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
@@ -166,38 +179,7 @@ func interopFile(t *testing.T, rel string) string {
 func startSimpleTaskInteractive(t *testing.T) string {
 	t.Helper()
 	script := interopFile(t, "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleTaskInteractive.js")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	c := exec.CommandContext(ctx, "node", script)
-	c.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stdout, _ := c.StdoutPipe()
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = c.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Starting server on") {
-				close(ready)
-				for sc.Scan() {
-				}
-				return
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		t.Fatal("simpleTaskInteractive did not start within 30s")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	return startNodeHTTP(t, script, nil, "Starting server on", false)
 }
 
 // TestInteropSimpleTaskInteractive: the TS SDK example sends the elicitation of its

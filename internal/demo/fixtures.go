@@ -98,17 +98,7 @@ func (s *Server) fixtureStepLocked(t *task, a toolArgs, fired bool) (time.Durati
 	switch t.Tool {
 	case "slow_compute":
 		seconds, n, step := s.computePlan(a)
-		if fired {
-			t.Step++
-			if t.Step < n {
-				s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf("computing: %d/%d", t.Step, n))
-			}
-		}
-		if t.Step >= n {
-			s.completeLocked(t, computeResult(a, seconds), false)
-			return 0, true
-		}
-		return step, true
+		return s.countStepsLocked(t, fired, n, step, "computing: %d/%d", computeResult(a, seconds)), true
 	case "failing_job":
 		if fired {
 			// A tool execution error: completed with isError in 2026-07-28 (EXT §Task

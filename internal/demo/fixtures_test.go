@@ -192,17 +192,7 @@ func TestFixtureLegacyMultiInput(t *testing.T) {
 	l := e.initialize(map[string]any{"elicitation": map[string]any{}})
 	id, _ := l.createTask("multi_input", nil, map[string]any{})
 	l.wait(id, "input_required")
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r1", "method": "tasks/result", "params": map[string]any{"taskId": id}})
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.ts.URL+"/mcp", bytes.NewReader(body))
-	req.Header = l.headers()
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := sseEvents(t, resp)
+	events := l.resultStream(id)
 	answers := map[string]map[string]any{"What is your name?": {"name": "Lin"}, "Shall I go on?": {"confirm": false}}
 	for range 2 {
 		q := <-events

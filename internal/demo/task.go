@@ -464,17 +464,7 @@ func (s *Server) stepLocked(t *task, fired bool) (d time.Duration, waitInput boo
 	switch t.Tool {
 	case "sleep":
 		seconds, n, step := s.sleepPlan(a)
-		if fired {
-			t.Step++
-			if t.Step < n {
-				s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf("step %d/%d", t.Step, n))
-			}
-		}
-		if t.Step >= n {
-			s.completeLocked(t, textResult(sleepDone(seconds), false), false)
-			return 0, false
-		}
-		return step, false
+		return s.countStepsLocked(t, fired, n, step, "step %d/%d", textResult(sleepDone(seconds), false)), false
 	case "forever":
 		if fired {
 			t.Step++
@@ -504,6 +494,22 @@ func (s *Server) stepLocked(t *task, fired bool) (d time.Duration, waitInput boo
 	}
 	s.failLocked(t, &rpc.Error{Code: rpc.CodeInternalError, Message: "unknown tool " + t.Tool})
 	return 0, false
+}
+
+// countStepsLocked is the work of a tool that takes n steps of length step, saying how far it
+// got in the status message (format gets the step and n), and then completes with result.
+func (s *Server) countStepsLocked(t *task, fired bool, n int, step time.Duration, format string, result json.RawMessage) time.Duration {
+	if fired {
+		t.Step++
+		if t.Step < n {
+			s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf(format, t.Step, n))
+		}
+	}
+	if t.Step >= n {
+		s.completeLocked(t, result, false)
+		return 0
+	}
+	return step
 }
 
 // inputStepLocked is the work of a tool that needs input (ask, confirm_delete, multi_input):

@@ -169,32 +169,10 @@ func (t *HTTPTransport) runStandalone(ctx context.Context, gs *getStream, ready 
 // getStandalone sends the GET (with Last-Event-ID when resuming) and returns the response with
 // its body open.
 func (t *HTTPTransport) getStandalone(ctx context.Context, lastID string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	t.setCommon(req.Header, nil)
-	req.Header.Set("Accept", "text/event-stream")
 	t.mu.Lock()
-	sid, version := t.session, t.version
+	version := t.version
 	t.mu.Unlock()
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	if lastID != "" {
-		req.Header.Set("Last-Event-Id", lastID)
-	}
-	t.trace.request(req, nil)
-	start := time.Now()
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	t.trace.response(resp, time.Since(start))
-	return resp, nil
+	return t.getSSE(ctx, lastID, version)
 }
 
 // readStandalone reads one connection of the stream and routes what arrives on it, until it

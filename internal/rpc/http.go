@@ -466,15 +466,31 @@ func (t *HTTPTransport) answer(ctx context.Context, m *Message, hdr http.Header)
 
 // reconnect opens the GET stream that resumes after lastID.
 func (t *HTTPTransport) reconnect(ctx context.Context, lastID string, hdr http.Header) (io.ReadCloser, error) {
+	resp, err := t.getSSE(ctx, lastID, hdr.Get("Mcp-Protocol-Version"))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+		drain(resp.Body)
+		return nil, fmt.Errorf("GET with Last-Event-ID answered HTTP %d", resp.StatusCode)
+	}
+	return resp.Body, nil
+}
+
+// getSSE sends a GET for an SSE stream of the session: a resumption after lastID, or the
+// standalone stream when lastID is "". It returns the response with its body open.
+func (t *HTTPTransport) getSSE(ctx context.Context, lastID, version string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
 	if err != nil {
 		return nil, err
 	}
 	t.setCommon(req.Header, nil)
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Last-Event-Id", lastID)
-	if v := hdr.Get("Mcp-Protocol-Version"); v != "" {
-		req.Header.Set("Mcp-Protocol-Version", v)
+	if lastID != "" {
+		req.Header.Set("Last-Event-Id", lastID)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	if sid := t.SessionID(); sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
@@ -486,11 +502,7 @@ func (t *HTTPTransport) reconnect(ctx context.Context, lastID string, hdr http.H
 		return nil, err
 	}
 	t.trace.response(resp, time.Since(start))
-	if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
-		drain(resp.Body)
-		return nil, fmt.Errorf("GET with Last-Event-ID answered HTTP %d", resp.StatusCode)
-	}
-	return resp.Body, nil
+	return resp, nil
 }
 
 // Send implements Transport: a notification or a response, answered by 202 (or any 2xx).
