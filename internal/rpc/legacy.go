@@ -129,8 +129,11 @@ func (c *Client) ListTasks(ctx context.Context, cursor string) ([]*Task, string,
 }
 
 // holdStandaloneStream opens the 2025-11-25 standalone GET stream over HTTP (getstream.go)
-// before mcptask starts waiting for a tool call or a task, so that requests the server sends
-// there (an elicitation for the task) are received. A failure only costs those messages.
+// before mcptask starts waiting for a tool call (tools/call) or for a task's input or result
+// (tasks/result), so that requests the server sends there (an elicitation for the task) are
+// received; it stays open until Close. It is not opened for tasks/get alone: `resume` polls
+// the tasks of many sessions through one connection pool, which held streams would fill. A
+// failure only costs the messages the server would have sent there.
 func (c *Client) holdStandaloneStream(ctx context.Context) {
 	if c.Era() != EraLegacy {
 		return

@@ -133,7 +133,6 @@ func parseTime(s string) (time.Time, error) {
 
 // GetTask sends one tasks/get.
 func (c *Client) GetTask(ctx context.Context, id string) (*Task, error) {
-	c.holdStandaloneStream(ctx)
 	res, err := c.taskCall(ctx, "tasks/get", id)
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
