@@ -165,6 +165,10 @@ func responseFor(key, method string, schema, answer json.RawMessage) (json.RawMe
 	_ = json.Unmarshal(obj["action"], &action)
 	switch action {
 	case "accept":
+		// SEP-1034: omitted fields take the form's defaults before the answer is checked.
+		answer = rpc.ElicitDefaults(schema, answer)
+		obj = nil
+		_ = json.Unmarshal(answer, &obj)
 	case "decline", "cancel":
 		return answer, nil
 	default:

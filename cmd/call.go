@@ -119,9 +119,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		printer.events = f.IO.Out
 	}
 	// Elicitation is declared only where something can answer (C26-MRTR §Server Requirements):
-	// the live view on a terminal, or --answer.
+	// the live view on a terminal, --answer, or, after --detach, a later update, watch or
+	// resume: a 2025-11-25 session is only initialized once, so it must declare then what
+	// those can answer, or the server fails the task when it asks.
 	var poller *tuiPoller
-	base := rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: live && !opts.Detach}
+	base := rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: live || opts.Detach}
 	if live && !opts.Detach && answers == nil {
 		poller = newTUIPoller()
 		base.OnRequest = poller.onRequest // 2025-11-25 questions go to the view

@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 		os.Exit(Main())
 	}
 	// testscript scripts run "mcptask" as this binary too.
-	os.Exit(testscript.RunMain(m, map[string]func() int{"mcptask": Main}))
+	code := testscript.RunMain(m, map[string]func() int{"mcptask": Main})
+	removeBuiltBinary()
+	os.Exit(code)
 }
 
 var eras = []string{"2026-07-28", "2025-11-25"}

@@ -2,10 +2,13 @@ package cmd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -217,6 +220,7 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 		}
 	}
 	opts.Info = rpc.Implementation{Name: "mcptask", Version: Version}
+	f.cacheOptions(ref, hdr, &opts)
 	c := rpc.NewClient(t, opts)
 	if err := c.Connect(ctx); err != nil {
 		_ = t.Close()
@@ -311,4 +315,56 @@ func (f *Factory) httpClient(rawURL string) *http.Client {
 	c := &http.Client{Transport: rpc.NewPool(f.Global.Insecure, f.Global.MaxConns)}
 	f.pools[key] = c
 	return c
+}
+
+// cacheOptions points the client at the metadata cache beside the ledger (state.CacheDir):
+// the server/discover and tools/list answers a 2026-07-28 server marks cacheable are kept
+// there, so a one-shot call skips them while they are fresh. Private answers are keyed by a
+// fingerprint of the credentials sent (hdr), never by the credentials themselves.
+func (f *Factory) cacheOptions(ref ServerRef, hdr http.Header, opts *rpc.ClientOptions) {
+	if opts.Cache != nil {
+		return
+	}
+	p, err := state.ResolvePath(f.Global.StatePath, f.Getenv)
+	if err != nil {
+		return
+	}
+	opts.Cache = state.NewCache(state.CacheDir(p))
+	opts.CacheServer = ref.URL
+	if ref.URL == "" {
+		opts.CacheServer = "stdio\x00" + strings.Join(ref.Argv, "\x00") + "\x00" + ref.Dir + "\x00" + strings.Join(ref.EnvNames, ",")
+	}
+	if opts.Credential == "" {
+		id := hdr
+		if ref.auth != nil {
+			// The bearer comes from the OAuth session: key by its identity (server and
+			// profile), since the token itself changes with every refresh.
+			id = hdr.Clone()
+			if id == nil {
+				id = http.Header{}
+			}
+			id.Set("X-Mcptask-OAuth-Identity", ref.auth.Identity())
+		}
+		opts.Credential = credentialFingerprint(id)
+	}
+}
+
+// credentialFingerprint is a one-way digest of the header values sent to a server (the
+// bearer token, --header values): it tells credentials apart without keeping any of them.
+func credentialFingerprint(hdr http.Header) string {
+	if len(hdr) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(hdr))
+	for k := range hdr {
+		names = append(names, http.CanonicalHeaderKey(k))
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, k := range names {
+		for _, v := range hdr.Values(k) {
+			fmt.Fprintf(h, "%s\x00%s\x00", k, v)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -26,6 +26,8 @@ type DemoOptions struct {
 	Seconds      int
 	// ExitAfter (hidden --exit-after) stops a stdio server after that many requests.
 	ExitAfter int
+	// Conformance offers the official conformance suite's fixture tools.
+	Conformance bool
 }
 
 // NewCmdDemo returns `mcptask demo`, which shows mcptask at work against its built-in
@@ -97,9 +99,16 @@ elicitation form), confirm (2026-07-28 multi-round-trip input before the task),
 forever (runs until cancelled).
 
 With --store FILE the server keeps its tasks in FILE and picks them up again after a
-restart, which is what resume tests need.`,
+restart, which is what resume tests need.
+
+With --conformance the server also offers the fixture tools the official MCP
+conformance suite (@modelcontextprotocol/conformance) calls by name (greet,
+slow_compute, failing_job, protocol_error_job, confirm_delete, multi_input,
+test_tool_with_task and the diagnostic tools of server-stateless) and an empty prompt
+and resource catalogue, so that the suite's server scenarios can run against it.`,
 		Example: `  mcptask demo serve --addr 127.0.0.1:8080
-  mcptask call sleep --arg seconds=10 --stdio 'mcptask demo serve --stdio'`,
+  mcptask call sleep --arg seconds=10 --stdio 'mcptask demo serve --stdio'
+  mcptask demo serve --conformance --addr 127.0.0.1:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runDemoServe(c.Context(), opts)
@@ -110,6 +119,7 @@ restart, which is what resume tests need.`,
 	c.Flags().StringVar(&opts.Store, "store", "", "keep tasks in this `FILE` across restarts")
 	c.Flags().DurationVar(&opts.Step, "step", time.Second, "length of one step of the sleep and forever tools")
 	c.Flags().DurationVar(&opts.PollInterval, "poll-interval", time.Second, "poll interval the server suggests on every task")
+	c.Flags().BoolVar(&opts.Conformance, "conformance", false, "also offer the fixture tools of the official MCP conformance suite")
 	c.Flags().IntVar(&opts.ExitAfter, "exit-after", 0, "with --stdio, stop after reading `N` requests (fault injection for tests)")
 	_ = c.Flags().MarkHidden("exit-after")
 	return c
@@ -118,7 +128,7 @@ restart, which is what resume tests need.`,
 func runDemoServe(ctx context.Context, opts *DemoOptions) error {
 	f := opts.f
 	logf := func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, "demo: "+format+"\n", args...) }
-	srv, err := demo.New(demo.Options{Store: opts.Store, StepDelay: opts.Step, PollInterval: opts.PollInterval, Logf: logf})
+	srv, err := demo.New(demo.Options{Store: opts.Store, StepDelay: opts.Step, PollInterval: opts.PollInterval, Logf: logf, Conformance: opts.Conformance})
 	if err != nil {
 		return err
 	}

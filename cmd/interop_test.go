@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
 )
 
 // everythingServer finds the official reference server, @modelcontextprotocol/server-everything,
@@ -43,6 +46,14 @@ func everythingServer(t *testing.T) string {
 // loopback port and returns its endpoint once it says it is listening.
 func startEverythingHTTP(t *testing.T, index string) string {
 	t.Helper()
+	return startNodeHTTP(t, index, []string{"streamableHttp"}, "listening on port", true)
+}
+
+// startNodeHTTP runs `node script args...` with PORT set to a free loopback port and returns
+// the endpoint http://127.0.0.1:PORT/mcp once the server wrote ready (on stderr, or stdout).
+// The process ends with the test.
+func startNodeHTTP(t *testing.T, script string, args []string, ready string, onStderr bool) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -50,20 +61,24 @@ func startEverythingHTTP(t *testing.T, index string) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := exec.CommandContext(ctx, "node", index, "streamableHttp")
+	c := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	c.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, _ := c.StderrPipe()
-	c.Stdout = nil
+	var out io.ReadCloser
+	if onStderr {
+		out, _ = c.StderrPipe()
+	} else {
+		out, _ = c.StdoutPipe()
+	}
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = c.Wait() })
-	ready := make(chan struct{})
+	up := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(stderr)
+		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				close(ready)
+			if strings.Contains(sc.Text(), ready) {
+				close(up)
 				for sc.Scan() {
 				}
 				return
@@ -71,9 +86,9 @@ func startEverythingHTTP(t *testing.T, index string) string {
 		}
 	}()
 	select {
-	case <-ready:
+	case <-up:
 	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not start listening within 30s")
+		t.Fatalf("%s did not start within 30s", filepath.Base(script))
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
@@ -133,5 +148,119 @@ func TestInteropEverything(t *testing.T) {
 				t.Fatalf("cancel: code %d stdout %q stderr %s", c.Code, c.Stdout, c.Stderr)
 			}
 		})
+	}
+}
+
+// interopFile finds a file installed by `npm ci --prefix testdata/interop` (which .ci/run
+// does); outside CI the test skips when node or the file is missing, in CI it fails.
+func interopFile(t *testing.T, rel string) string {
+	t.Helper()
+	skip := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("interop: %s (CI must run the interop tests; .ci/run installs it)", msg)
+		}
+		t.Skipf("interop: %s; install it with: npm ci --prefix testdata/interop", msg)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		skip("node is not installed")
+	}
+	path, _ := filepath.Abs(filepath.Join("..", "testdata", "interop", rel))
+	if _, err := os.Stat(path); err != nil {
+		skip("%s not found", path)
+	}
+	return path
+}
+
+// startSimpleTaskInteractive runs the official TypeScript SDK's example server
+// simpleTaskInteractive (MCP 2025-11-25, tasks that ask through elicitation) on a free
+// loopback port.
+func startSimpleTaskInteractive(t *testing.T) string {
+	t.Helper()
+	script := interopFile(t, "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleTaskInteractive.js")
+	return startNodeHTTP(t, script, nil, "Starting server on", false)
+}
+
+// TestInteropSimpleTaskInteractive: the TS SDK example sends the elicitation of its
+// confirm_delete task on the standalone GET stream while tasks/result is open. mcptask holds
+// that stream and answers from --answer; a detached call is answered later by
+// `mcptask update` (the session declared elicitation for it); and on a terminal the question
+// comes up in the live view.
+func TestInteropSimpleTaskInteractive(t *testing.T) {
+	url := startSimpleTaskInteractive(t)
+	t.Run("answer", func(t *testing.T) {
+		r := runCLI(t, t.Context(), nil, "call", "confirm_delete", "--args", `{"filename":"notes.txt"}`, "--timeout", "60s",
+			"--answer", `elicitation={"action":"accept","content":{"confirm":true}}`, "--server", url)
+		if r.Code != ExitOK || strings.TrimSpace(r.Stdout) != "Deleted 'notes.txt'" {
+			t.Fatalf("code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(r.Stderr, "input_required") || !strings.Contains(r.Stderr, "MCP 2025-11-25") {
+			t.Errorf("stderr lacks the input_required step:\n%s", r.Stderr)
+		}
+	})
+	t.Run("detach then update", func(t *testing.T) {
+		r := runCLI(t, t.Context(), nil, "call", "confirm_delete", "--args", `{"filename":"later.txt"}`, "--detach", "--server", url)
+		id := strings.TrimSpace(r.Stdout)
+		if r.Code != ExitOK || id == "" {
+			t.Fatalf("call --detach: code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+		}
+		u := runCLI(t, t.Context(), nil, "update", id, "--answer", `elicitation={"confirm":true}`)
+		if u.Code != ExitOK {
+			t.Fatalf("update: code %d stderr %s", u.Code, u.Stderr)
+		}
+		res := runCLI(t, t.Context(), nil, "result", id, "--timeout", "30s")
+		if res.Code != ExitOK || strings.TrimSpace(res.Stdout) != "Deleted 'later.txt'" {
+			t.Fatalf("result: code %d stdout %q stderr %s", res.Code, res.Stdout, res.Stderr)
+		}
+	})
+	t.Run("live view", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		typeKeys, out, errOut, code := runOnTerminal(t, ctx, "call", "confirm_delete", "--args", `{"filename":"view.txt"}`, "--server", url)
+		defer func() {
+			if t.Failed() {
+				t.Logf("stdout %q\nstderr %s", out.String(), errOut.String())
+			}
+		}()
+		waitFor(t, "the question in the view", 30*time.Second, func() bool { return strings.Contains(out.String(), "press i to answer") })
+		typeKeys("i")
+		waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "confirm*") })
+		typeKeys("yes\r")
+		select {
+		case c := <-code:
+			if c != ExitOK {
+				t.Fatalf("exit %d", c)
+			}
+		case <-ctx.Done():
+			t.Fatal("the view never ended")
+		}
+		if !strings.Contains(out.String(), "Deleted 'view.txt'") {
+			t.Errorf("the result is missing")
+		}
+	})
+}
+
+// TestInteropTSClientV2: the official TypeScript client v2 (@modelcontextprotocol/client 2.x)
+// with @modelcontextprotocol/ext-tasks uses the demo in 2026-07-28: discovery, tools/list
+// (which it refuses without the cache hints), a plain call and a task to its result. Every
+// message both sides send is checked against the schemas by the recorder.
+func TestInteropTSClientV2(t *testing.T) {
+	script := interopFile(t, "ts-client-v2.mjs")
+	interopFile(t, "node_modules/@modelcontextprotocol/ext-tasks/package.json")
+	url, rec := demoServer(t, demo.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", script, url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the TS client failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`{"step":"era","value":"modern"}`, `"echo","value":"hello from the TS client"`, `{"step":"sleep","value":"slept 2 seconds"}`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+	if countMethod(rec, "tasks/get") == 0 || countMethod(rec, "server/discover") == 0 {
+		t.Errorf("methods %v: want discovery and task polling", rec.Methods())
 	}
 }

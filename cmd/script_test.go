@@ -3,7 +3,9 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -25,8 +28,26 @@ func TestScripts(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			hs := httptest.NewServer(srv.Handler())
-			env.Defer(func() { hs.Close(); srv.Close() })
+			// Every message either side sends is checked against the spec's schemas (when
+			// they are there; CI always has them).
+			var h http.Handler = srv.Handler()
+			rec := &spectest.Recorder{Next: h}
+			if dir, err := spectest.SpecDir(); err == nil {
+				if rec.V, err = spectest.New(dir); err != nil {
+					return err
+				}
+				h = rec
+			} else if os.Getenv("CI") != "" {
+				return err
+			}
+			hs := httptest.NewServer(h)
+			env.Defer(func() {
+				hs.Close()
+				srv.Close()
+				if errs := rec.Errors(); len(errs) > 0 {
+					env.T().Fatal("messages that do not match the spec schema:\n" + strings.Join(errs, "\n"))
+				}
+			})
 			env.Setenv("SERVER", hs.URL+"/mcp")
 			env.Setenv("MCPTASK_STATE", filepath.Join(env.WorkDir, "state", "tasks.json"))
 			env.Setenv("NO_COLOR", "1")

@@ -127,6 +127,11 @@ func (s *Session) Used() (issuer, profile string, ok bool) {
 	return s.cred.Issuer, s.cfg.Profile, true
 }
 
+// Identity names whose credential the session uses, without any secret: the server and the
+// profile. A result the server marks private is cached per identity, so two accounts on one
+// server (two profiles) never see each other's.
+func (s *Session) Identity() string { return s.cfg.ServerURL + "\x00" + s.cfg.Profile }
+
 // canLogin says whether an authorization may run here: asked for (auth login), or --login
 // auto with a person at a terminal or --browser follow (which needs none). The client
 // credentials grant needs no person either.

@@ -58,6 +58,12 @@ type Options struct {
 	Now func() time.Time
 	// Logf receives diagnostic lines (never secrets). Nil discards them.
 	Logf func(format string, args ...any)
+	// Conformance adds the fixture tools of the official MCP conformance suite
+	// (@modelcontextprotocol/conformance: greet, slow_compute, failing_job,
+	// protocol_error_job, confirm_delete, multi_input, test_tool_with_task and the diagnostic
+	// tools of its server-stateless scenario) and an empty prompt and resource catalogue, so
+	// that every server scenario of the suite can be run against the demo.
+	Conformance bool
 }
 
 // Server is the demo MCP server. One Server can serve HTTP and stdio clients at the same time;
@@ -169,6 +175,21 @@ func (s *Server) load() error {
 	var f storeFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return err
+	}
+	// Stores written before tasks could ask several questions kept one, flat.
+	var old struct {
+		Tasks []struct {
+			InputKey     string          `json:"inputKey"`
+			InputRequest json.RawMessage `json:"inputRequest"`
+			Answer       json.RawMessage `json:"answer"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(data, &old) == nil && len(old.Tasks) == len(f.Tasks) {
+		for i, o := range old.Tasks {
+			if o.InputKey != "" && len(f.Tasks[i].Inputs) == 0 {
+				f.Tasks[i].Inputs = []taskInput{{Key: o.InputKey, Request: o.InputRequest, Answer: o.Answer}}
+			}
+		}
 	}
 	for _, se := range f.Sessions {
 		s.sessions[se.ID] = se

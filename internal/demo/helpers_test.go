@@ -67,12 +67,16 @@ func newEnv(t *testing.T, opts Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, s: s, ts: httptest.NewServer(s.Handler())}
+	// Every message the server sends is checked against the spec's schemas (the requests of
+	// these tests are malformed on purpose at times, so only the server's side is checked).
+	rec := &spectest.Recorder{V: loadSpec(t), Next: s.Handler(), ServerOnly: true}
+	e := &env{t: t, s: s, ts: httptest.NewServer(rec)}
 	t.Cleanup(func() {
 		e.ts.Close()
 		if err := s.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
+		rec.Check(t)
 	})
 	return e
 }

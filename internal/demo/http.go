@@ -127,7 +127,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	case isModern(m):
 		// C26-HTTP §Earlier Streamable HTTP Revisions: a modern request ignores Mcp-Session-Id.
 		st := &sseStream{w: w}
-		res, e := s.modernFromTransport(r.Context(), m, r.Header, st.send)
+		res, e := s.modernFromTransport(r.Context(), m, r.Header, st.send, st.upgrade)
 		if res == nil && e == nil {
 			return // a listen stream the client closed
 		}
@@ -145,12 +145,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 }
 
 // modernFromTransport checks and serves a modern request (hdr is nil on stdio).
-func (s *Server) modernFromTransport(ctx context.Context, m *rpc.Message, hdr http.Header, out func(*rpc.Message) error) (any, *rpc.Error) {
+func (s *Server) modernFromTransport(ctx context.Context, m *rpc.Message, hdr http.Header, out func(*rpc.Message) error, upgrade func()) (any, *rpc.Error) {
 	req, e := checkModern(m, hdr)
 	if e != nil {
 		return nil, e
 	}
-	req.out = out
+	req.out, req.upgrade = out, upgrade
 	return s.handleModern(ctx, req)
 }
 
@@ -201,12 +201,7 @@ type sseStream struct {
 func (st *sseStream) send(m *rpc.Message) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.sse {
-		st.w.Header().Set("Content-Type", "text/event-stream")
-		st.w.Header().Set("Cache-Control", "no-cache")
-		st.w.WriteHeader(http.StatusOK)
-		st.sse = true
-	}
+	st.startLocked()
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -218,6 +213,26 @@ func (st *sseStream) send(m *rpc.Message) error {
 		f.Flush()
 	}
 	return nil
+}
+
+// upgrade makes the response an SSE stream now, before any event.
+func (st *sseStream) upgrade() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.startLocked()
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (st *sseStream) startLocked() {
+	if st.sse {
+		return
+	}
+	st.w.Header().Set("Content-Type", "text/event-stream")
+	st.w.Header().Set("Cache-Control", "no-cache")
+	st.w.WriteHeader(http.StatusOK)
+	st.sse = true
 }
 
 func (st *sseStream) finish(id json.RawMessage, res any, e *rpc.Error) {

@@ -78,15 +78,7 @@ func (s *Server) handleLegacy(ctx context.Context, r *legacyReq) (any, *rpc.Erro
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
-		var list []any
-		for _, t := range tools {
-			e := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": json.RawMessage(t.Schema)}
-			if t.TaskSupport != "" {
-				e["execution"] = map[string]any{"taskSupport": t.TaskSupport}
-			}
-			list = append(list, e)
-		}
-		return map[string]any{"tools": list}, nil
+		return map[string]any{"tools": s.toolsListed(rpc.EraLegacy)}, nil
 	case "tools/call":
 		return s.legacyCall(ctx, r)
 	case "tasks/get", "tasks/cancel", "tasks/result":
@@ -113,7 +105,7 @@ func (s *Server) legacyCall(ctx context.Context, r *legacyReq) (any, *rpc.Error)
 	if err := json.Unmarshal(r.msg.Params, &p); err != nil {
 		return nil, invalidParams("tools/call: %v", err)
 	}
-	tl := findTool(p.Name)
+	tl := s.findTool(p.Name, rpc.EraLegacy)
 	if tl == nil {
 		return nil, invalidParams("unknown tool %q", p.Name)
 	}
@@ -226,15 +218,18 @@ func (s *Server) legacyResult(ctx context.Context, r *legacyReq, id string) (any
 			defer s.mu.Unlock()
 			return s.legacyPayloadLocked(t)
 		}
-		ask := t.Status == rpc.StatusInputRequired && t.Answer == nil && !t.inFlight && r.out != nil
-		var req json.RawMessage
+		// The questions go one at a time on this stream; the next one after the previous
+		// answer.
+		var in taskInput
+		pending := t.pendingLocked()
+		ask := t.Status == rpc.StatusInputRequired && len(pending) > 0 && !t.inFlight && r.out != nil
 		if ask {
 			t.inFlight = true
-			req = t.InputRequest
+			in = *pending[0]
 		}
 		s.mu.Unlock()
 		if ask {
-			s.elicit(ctx, r, t, req)
+			s.elicit(ctx, r, t, in)
 			continue
 		}
 		select {
@@ -271,7 +266,8 @@ func (s *Server) legacyPayloadLocked(t *task) (any, *rpc.Error) {
 }
 
 // elicit sends the task's elicitation/create request on r's stream and records the answer.
-func (s *Server) elicit(ctx context.Context, r *legacyReq, t *task, req json.RawMessage) {
+func (s *Server) elicit(ctx context.Context, r *legacyReq, t *task, in taskInput) {
+	req := in.Request
 	var ir struct {
 		Method string         `json:"method"`
 		Params map[string]any `json:"params"`
@@ -299,7 +295,7 @@ func (s *Server) elicit(ctx context.Context, r *legacyReq, t *task, req json.Raw
 			}
 		}
 	}()
-	resp, err := s.request(rctx, r.out, "elicit-"+t.ID, ir.Method, ir.Params)
+	resp, err := s.request(rctx, r.out, "elicit-"+in.Key+"-"+t.ID, ir.Method, ir.Params)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.inFlight = false
@@ -309,7 +305,7 @@ func (s *Server) elicit(ctx context.Context, r *legacyReq, t *task, req json.Raw
 	case resp.Error != nil:
 		s.failLocked(t, &rpc.Error{Code: resp.Error.Code, Message: "elicitation failed: " + resp.Error.Message})
 	default:
-		s.answerLocked(t, t.InputKey, resp.Result)
+		s.answerLocked(t, in.Key, resp.Result)
 	}
 	s.notifyLocked()
 }

@@ -256,15 +256,12 @@ func sseEvents(t *testing.T, resp *http.Response) <-chan *rpc.Message {
 	return ch
 }
 
-func TestLegacyAskOverSSE(t *testing.T) {
-	v := loadSpec(t)
-	e := newEnv(t, Options{})
-	l := e.initialize(map[string]any{"elicitation": map[string]any{}})
-	id, _ := l.createTask("ask", nil, map[string]any{})
-	l.wait(id, "input_required")
-
+// resultStream opens tasks/result for task id and returns the messages of its SSE stream.
+func (l *legacy) resultStream(id string) <-chan *rpc.Message {
+	t := l.e.t
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r1", "method": "tasks/result", "params": map[string]any{"taskId": id}})
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.ts.URL+"/mcp", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, l.e.ts.URL+"/mcp", bytes.NewReader(body))
 	req.Header = l.headers()
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
@@ -272,11 +269,21 @@ func TestLegacyAskOverSSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("tasks/result Content-Type %q, want text/event-stream", ct)
 	}
-	events := sseEvents(t, resp)
+	return sseEvents(t, resp)
+}
+
+func TestLegacyAskOverSSE(t *testing.T) {
+	v := loadSpec(t)
+	e := newEnv(t, Options{})
+	l := e.initialize(map[string]any{"elicitation": map[string]any{}})
+	id, _ := l.createTask("ask", nil, map[string]any{})
+	l.wait(id, "input_required")
+
+	events := l.resultStream(id)
 	elicit := <-events
 	if elicit == nil || elicit.Method != "elicitation/create" || !elicit.IsRequest() {
 		t.Fatalf("first event = %+v, want an elicitation/create request", elicit)

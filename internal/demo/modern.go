@@ -27,24 +27,32 @@ type modernReq struct {
 	// out sends a notification on the request's stream (an SSE event, or a stdout line):
 	// the channel of a subscriptions/listen stream.
 	out func(*rpc.Message) error
+	// upgrade, over HTTP, turns the response into an SSE stream before anything is sent.
+	upgrade func()
+	// logLevel is _meta io.modelcontextprotocol/logLevel ("" when absent: then the server
+	// MUST NOT send notifications/message for the request, C26-BASIC §_meta).
+	logLevel string
 }
 
 // clientCaps is the part of per-request clientCapabilities the demo acts on.
 type clientCaps struct {
 	Extensions  map[string]json.RawMessage `json:"extensions"`
 	Elicitation json.RawMessage            `json:"elicitation"`
+	Sampling    json.RawMessage            `json:"sampling"`
 }
 
 func (c clientCaps) tasks() bool { _, ok := c.Extensions[rpc.TasksExtension]; return ok }
 
-func (c clientCaps) elicitation() bool {
-	return len(c.Elicitation) > 0 && string(c.Elicitation) != "null"
-}
+func (c clientCaps) elicitation() bool { return c.declared(c.Elicitation) }
+
+// declared reports whether a capability was given (present and not null).
+func (clientCaps) declared(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
 
 // requestMeta is params._meta and the fields used for routing.
 type requestMeta struct {
 	Meta   map[string]json.RawMessage `json:"_meta"`
 	Name   *string                    `json:"name"`
+	URI    *string                    `json:"uri"`
 	TaskID *string                    `json:"taskId"`
 }
 
@@ -90,15 +98,6 @@ func checkModern(m *rpc.Message, hdr http.Header) (*modernReq, *rpc.Error) {
 	if !ok || len(rawCaps) == 0 || rawCaps[0] != '{' || json.Unmarshal(rawCaps, &caps) != nil {
 		return nil, withStatus(invalidParams("missing or invalid _meta %s (send {} for none)", rpc.MetaClientCapabilities), http.StatusBadRequest)
 	}
-	if version != rpc.VersionModern {
-		// C26-VER: UnsupportedProtocolVersion with data {supported, requested}, HTTP 400.
-		data, _ := json.Marshal(map[string]any{"supported": supportedVersions, "requested": version})
-		msg := fmt.Sprintf("unsupported protocol version %q", version)
-		if version == rpc.VersionLegacy {
-			msg += "; 2025-11-25 is served through initialize"
-		}
-		return nil, &rpc.Error{Code: rpc.CodeUnsupportedVersion, Message: msg, Data: data, HTTPStatus: http.StatusBadRequest}
-	}
 	if hdr != nil {
 		// C26-HTTP §Server Validation: a missing or mismatched header is rejected with 400 and
 		// HeaderMismatch.
@@ -115,6 +114,8 @@ func checkModern(m *rpc.Message, hdr http.Header) (*modernReq, *rpc.Error) {
 		switch m.Method {
 		case "tools/call", "prompts/get":
 			want = p.Name
+		case "resources/read":
+			want = p.URI
 		case "tasks/get", "tasks/update", "tasks/cancel":
 			// EXT §Streamable HTTP: Routing Headers: Mcp-Name carries params.taskId.
 			want = p.TaskID
@@ -133,7 +134,22 @@ func checkModern(m *rpc.Message, hdr http.Header) (*modernReq, *rpc.Error) {
 			}
 		}
 	}
-	return &modernReq{msg: m, caps: caps, hdr: hdr}, nil
+	// Only a request whose header and body agree reaches version negotiation: a mismatch is
+	// -32020 even when the body names a version the server does not speak (C26-HTTP §Protocol
+	// Version Header: "If the values do not match, the server MUST reject the request with 400
+	// Bad Request and a HeaderMismatch error").
+	if version != rpc.VersionModern {
+		// C26-VER: UnsupportedProtocolVersion with data {supported, requested}, HTTP 400.
+		data, _ := json.Marshal(map[string]any{"supported": supportedVersions, "requested": version})
+		msg := fmt.Sprintf("unsupported protocol version %q", version)
+		if version == rpc.VersionLegacy {
+			msg += "; 2025-11-25 is served through initialize"
+		}
+		return nil, &rpc.Error{Code: rpc.CodeUnsupportedVersion, Message: msg, Data: data, HTTPStatus: http.StatusBadRequest}
+	}
+	req := &modernReq{msg: m, caps: caps, hdr: hdr}
+	_ = json.Unmarshal(p.Meta[rpc.MetaLogLevel], &req.logLevel)
+	return req, nil
 }
 
 // decodeHeaderValue undoes C26-HTTP §Value Encoding: "=?base64?<base64>?=" carries UTF-8
@@ -176,24 +192,26 @@ func (s *Server) handleModern(ctx context.Context, r *modernReq) (any, *rpc.Erro
 	switch r.msg.Method {
 	case "server/discover":
 		// C26-DISC: servers MUST implement server/discover.
-		return complete(map[string]any{
-			"supportedVersions": supportedVersions,
-			"capabilities": map[string]any{
-				"tools": map[string]any{},
-				// EXT §Capability Negotiation: the server advertises the extension with {}.
-				// SEP-2663: legacy tasks.* capabilities are not advertised under 2026-07-28.
-				"extensions": map[string]any{rpc.TasksExtension: map[string]any{}},
-			},
-			"instructions": "mcptask demo server. Tools: echo, sleep, fail, tool_error, ask, forever, confirm. Declare the io.modelcontextprotocol/tasks extension to get tasks.",
-		}), nil
-	case "ping":
-		return complete(nil), nil
-	case "tools/list":
-		var list []any
-		for _, t := range tools {
-			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": json.RawMessage(t.Schema)})
+		caps := map[string]any{
+			"tools": map[string]any{},
+			// EXT §Capability Negotiation: the server advertises the extension with {}.
+			// SEP-2663: legacy tasks.* capabilities are not advertised under 2026-07-28.
+			"extensions": map[string]any{rpc.TasksExtension: map[string]any{}},
 		}
-		return complete(map[string]any{"tools": list}), nil
+		instructions := "mcptask demo server. Tools: echo, sleep, fail, tool_error, ask, forever, confirm. Declare the io.modelcontextprotocol/tasks extension to get tasks."
+		if s.opts.Conformance {
+			caps["prompts"] = map[string]any{}
+			caps["resources"] = map[string]any{}
+			instructions += " Started with --conformance: the fixture tools of the official conformance suite come first."
+		}
+		// DiscoverResult is a CacheableResult: ttlMs and cacheScope are required.
+		return cacheable(complete(map[string]any{
+			"supportedVersions": supportedVersions,
+			"capabilities":      caps,
+			"instructions":      instructions,
+		})), nil
+	case "tools/list":
+		return cacheable(complete(map[string]any{"tools": s.toolsListed(rpc.EraModern)})), nil
 	case "tools/call":
 		return s.modernCall(ctx, r)
 	case "tasks/get", "tasks/update", "tasks/cancel":
@@ -201,8 +219,12 @@ func (s *Server) handleModern(ctx context.Context, r *modernReq) (any, *rpc.Erro
 	case "subscriptions/listen":
 		return s.listen(ctx, r)
 	}
+	if res, e, ok := s.conformanceCatalogue(r); ok {
+		return res, e
+	}
 	// C26-HTTP: unknown method → 404 + -32601. SEP-2663 §Backward Compatibility: tasks/result
-	// (and tasks/list) MUST get -32601 under 2026-07-28.
+	// (and tasks/list) MUST get -32601 under 2026-07-28. So do the methods 2026-07-28 removed:
+	// ping, initialize, logging/setLevel, resources/subscribe and unsubscribe (C26-CHLOG).
 	return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "method not found: " + r.msg.Method, HTTPStatus: http.StatusNotFound}
 }
 
@@ -222,7 +244,7 @@ func (s *Server) modernCall(ctx context.Context, r *modernReq) (any, *rpc.Error)
 	if err := json.Unmarshal(r.msg.Params, &p); err != nil {
 		return nil, invalidParams("tools/call: %v", err)
 	}
-	tl := findTool(p.Name)
+	tl := s.findTool(p.Name, rpc.EraModern)
 	if tl == nil {
 		return nil, invalidParams("unknown tool %q", p.Name)
 	}
@@ -231,14 +253,23 @@ func (s *Server) modernCall(ctx context.Context, r *modernReq) (any, *rpc.Error)
 		return nil, perr
 	}
 	ext := r.caps.tasks()
+	if tl.TaskSupport == "required" && !ext {
+		// EXT §Capability Negotiation: a server that cannot serve the call without a task
+		// MUST answer -32021 naming the extension (HTTP 400).
+		return nil, needTasksExtension("tool " + p.Name)
+	}
+	if res, e, ok := s.modernFixtureCall(ctx, r, p, a); ok {
+		return res, e
+	}
 	switch p.Name {
 	case "echo":
 		return complete(rawMap(textResult(*a.Text, false))), nil
-	case "forever", "ask":
-		if !ext {
-			return nil, needTasksExtension("tool " + p.Name)
-		}
-		if p.Name == "ask" && !r.caps.elicitation() {
+	case "greet":
+		// Sync-only: a legacy task param (ignored, SEP-2663) or the extension never makes
+		// it a task.
+		return complete(rawMap(greetResult(a))), nil
+	case "ask":
+		if !r.caps.elicitation() {
 			// C26-MRTR §Server Requirements: no input requests of a kind the client did not
 			// declare.
 			return nil, missingCapability(map[string]any{"elicitation": map[string]any{}}, "tool ask needs the elicitation capability to ask its question")
@@ -373,6 +404,21 @@ func (s *Server) runInline(ctx context.Context, name string, a toolArgs) (json.R
 			return nil, e
 		}
 		return textResult("confirmed", false), nil
+	case "greet":
+		return greetResult(a), nil
+	case "slow_compute":
+		seconds, n, step := s.computePlan(a)
+		if e := wait(step * time.Duration(n)); e != nil {
+			return nil, e
+		}
+		return computeResult(a, seconds), nil
+	case "protocol_error_job":
+		if e := wait(s.opts.StepDelay); e != nil {
+			return nil, e
+		}
+		return nil, &rpc.Error{Code: rpc.CodeInternalError, Message: "protocol_error_job: internal error, as asked"}
+	case "confirm_delete", "multi_input":
+		return nil, &rpc.Error{Code: rpc.CodeInvalidRequest, Message: name + " needs input: call it as a task"}
 	}
 	return nil, &rpc.Error{Code: rpc.CodeInternalError, Message: "tool " + name + " cannot run inline"}
 }
@@ -405,9 +451,20 @@ func (s *Server) detailedTaskLocked(t *task) map[string]any {
 	m := s.modernTaskLocked(t)
 	switch t.Status {
 	case rpc.StatusInputRequired:
-		m["inputRequests"] = map[string]json.RawMessage{t.InputKey: t.InputRequest}
+		// EXT §Task Polling: inputRequests holds every outstanding request; answered keys are
+		// gone.
+		reqs := map[string]json.RawMessage{}
+		for _, in := range t.pendingLocked() {
+			reqs[in.Key] = in.Request
+		}
+		m["inputRequests"] = reqs
 	case rpc.StatusCompleted:
-		m["result"] = t.Result
+		// EXT §Task Polling: result is the result the tools/call would have returned, so a
+		// 2026-07-28 CallToolResult, which carries resultType (C26-BASIC §ResultType; the
+		// official TS client's ext-tasks refuses an inline result without it).
+		r := rawMap(t.Result)
+		r["resultType"] = "complete"
+		m["result"] = r
 	case rpc.StatusFailed:
 		m["error"] = t.Error
 	}

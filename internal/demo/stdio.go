@@ -167,7 +167,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGrou
 
 func (c *stdioConn) handle(ctx context.Context, m *rpc.Message) (any, *rpc.Error) {
 	if isModern(m) {
-		return c.s.modernFromTransport(ctx, m, nil, c.write)
+		return c.s.modernFromTransport(ctx, m, nil, c.write, nil)
 	}
 	if m.Method == "initialize" {
 		res, e := c.s.initialize(m, stdioSession)

@@ -8,10 +8,12 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/spectest"
 )
 
 // stdioPeer drives ServeStdio over pipes, as a stdio client would.
@@ -22,6 +24,9 @@ type stdioPeer struct {
 	done chan error
 	// statuses are the notifications/tasks/status lines next skipped, as sent.
 	statuses [][]byte
+	// sent maps the id of each request sent to its era and method, so that every line the
+	// server writes is checked against the schema of what it answers.
+	sent sync.Map
 }
 
 func startStdio(t *testing.T, s *Server) *stdioPeer {
@@ -29,6 +34,7 @@ func startStdio(t *testing.T, s *Server) *stdioPeer {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &stdioPeer{t: t, in: inW, msgs: make(chan *rpc.Message, 16), done: make(chan error, 1)}
+	v := loadSpec(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		p.done <- s.ServeStdio(ctx, inR, outW)
@@ -41,6 +47,9 @@ func startStdio(t *testing.T, s *Server) *stdioPeer {
 			if err != nil {
 				t.Errorf("server wrote a non-message line %q: %v", sc.Text(), err)
 				continue
+			}
+			if err := v.ServerMessage(p.eraOf(m), p.methodOf(m), sc.Bytes()); err != nil {
+				t.Errorf("the server's line does not match the spec schema: %v\n  line: %s", err, sc.Text())
 			}
 			p.msgs <- m
 		}
@@ -61,8 +70,39 @@ func startStdio(t *testing.T, s *Server) *stdioPeer {
 	return p
 }
 
+// eraOf is the era of a message the server wrote: that of the request it answers, else (a
+// notification) modern when it carries a subscription id.
+func (p *stdioPeer) eraOf(m *rpc.Message) string {
+	if v, ok := p.sent.Load(m.IDKey()); ok && !m.IsRequest() && !m.IsNotification() {
+		return v.([2]string)[0]
+	}
+	if strings.Contains(string(m.Params), rpc.MetaSubscriptionID) {
+		return spectest.EraModern
+	}
+	return spectest.EraLegacy
+}
+
+func (p *stdioPeer) methodOf(m *rpc.Message) string {
+	if v, ok := p.sent.Load(m.IDKey()); ok {
+		return v.([2]string)[1]
+	}
+	return ""
+}
+
 func (p *stdioPeer) send(m map[string]any) {
 	p.t.Helper()
+	if id, ok := m["id"]; ok {
+		if method, ok := m["method"].(string); ok {
+			raw, _ := json.Marshal(id)
+			era := spectest.EraLegacy
+			if params, ok := m["params"].(map[string]any); ok {
+				if meta, ok := params["_meta"].(map[string]any); ok && meta[rpc.MetaProtocolVersion] != nil {
+					era = spectest.EraModern
+				}
+			}
+			p.sent.Store((&rpc.Message{ID: raw}).IDKey(), [2]string{era, method})
+		}
+	}
 	b, _ := json.Marshal(m)
 	if _, err := p.in.Write(append(b, '\n')); err != nil {
 		p.t.Fatal(err)

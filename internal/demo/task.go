@@ -29,20 +29,47 @@ type task struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the JSON-RPC error of a tool that failed at the JSON-RPC level.
 	Error *rpc.Error `json:"error,omitempty"`
-	// InputKey and InputRequest are the outstanding input request of the ask tool: a key of
-	// inputRequests (modern) and the {method, params} object.
-	InputKey     string          `json:"inputKey,omitempty"`
-	InputRequest json.RawMessage `json:"inputRequest,omitempty"`
-	// Answer is the ElicitResult the client gave for InputKey.
-	Answer json.RawMessage `json:"answer,omitempty"`
+	// Inputs are the input requests the task asked, in the order asked, with the answers the
+	// client gave. A key is never reused for another request over the task's lifetime (EXT
+	// §Task Update Requests).
+	Inputs []taskInput `json:"inputs,omitempty"`
 	// CancelRequested is a modern tasks/cancel not yet acted upon (cancel is cooperative there).
 	CancelRequested bool `json:"cancelRequested,omitempty"`
 	// Elicitation records whether the creating client could answer elicitation requests.
 	Elicitation bool `json:"elicitation,omitempty"`
 
 	wake     chan struct{} // nudges the worker: cancel requested, answer arrived, purged
-	inFlight bool          // a legacy tasks/result stream is carrying the elicitation
+	inFlight bool          // a legacy tasks/result stream is carrying an elicitation
 	gone     bool          // purged after its TTL
+}
+
+// taskInput is one input request of a task: the key of inputRequests (modern), the
+// {method, params} object, and the client's answer once it came.
+type taskInput struct {
+	Key     string          `json:"key"`
+	Request json.RawMessage `json:"request"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+}
+
+// pendingLocked returns the input requests still waiting for an answer.
+func (t *task) pendingLocked() []*taskInput {
+	var out []*taskInput
+	for i := range t.Inputs {
+		if t.Inputs[i].Answer == nil {
+			out = append(out, &t.Inputs[i])
+		}
+	}
+	return out
+}
+
+// answer returns the answer given for key, or nil.
+func (t *task) answer(key string) json.RawMessage {
+	for _, in := range t.Inputs {
+		if in.Key == key {
+			return in.Answer
+		}
+	}
+	return nil
 }
 
 // tool describes one demo tool for tools/list and for dispatch.
@@ -50,32 +77,74 @@ type tool struct {
 	Name        string
 	Description string
 	Schema      string
-	// TaskSupport is the legacy execution.taskSupport ("" means absent, i.e. forbidden).
+	// TaskSupport is the legacy execution.taskSupport ("" means absent, i.e. forbidden). In
+	// 2026-07-28, where the flag does not exist, "required" still means the tool cannot run
+	// without a task: a client that did not declare the extension gets -32021.
 	TaskSupport string
+	// Fixture marks the fixture tools of the official conformance suite, listed only by a
+	// server started with Options.Conformance.
+	Fixture bool
+	// ModernOnly tools exist only in 2026-07-28: they rely on multi round-trip input or on
+	// per-request capabilities.
+	ModernOnly bool
 }
 
 // tools are the demo tools, in tools/list order.
 var tools = []tool{
-	{"echo", "Return the given text immediately.",
-		`{"type":"object","properties":{"text":{"type":"string","description":"text to echo"}},"required":["text"]}`, ""},
-	{"sleep", "Sleep for a number of seconds as a task, reporting each step in the status message.",
-		`{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":3600,"default":3,"description":"how long to sleep"},"steps":{"type":"integer","minimum":1,"maximum":3600,"description":"number of status updates (default: one per second)"}}}`, "optional"},
-	{"fail", "Fail with a JSON-RPC error after one step.",
-		`{"type":"object","properties":{"message":{"type":"string","description":"error message"}}}`, "optional"},
-	{"tool_error", "Return a tool error (isError: true) after one step.",
-		`{"type":"object","properties":{"message":{"type":"string","description":"error text"}}}`, "optional"},
-	{"ask", "Ask for your name through an elicitation form, then greet you.",
-		`{"type":"object","properties":{"question":{"type":"string","description":"question to ask instead of the default"}}}`, "required"},
-	{"forever", "Work forever, ticking the status message, until cancelled.",
-		`{"type":"object","properties":{}}`, "required"},
-	{"confirm", "Ask for confirmation before starting (2026-07-28 multi round-trip input), then run one step.",
-		`{"type":"object","properties":{}}`, ""},
+	{Name: "echo", Description: "Return the given text immediately.",
+		Schema: `{"type":"object","properties":{"text":{"type":"string","description":"text to echo"}},"required":["text"]}`},
+	{Name: "sleep", Description: "Sleep for a number of seconds as a task, reporting each step in the status message.",
+		Schema:      `{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":3600,"default":3,"description":"how long to sleep"},"steps":{"type":"integer","minimum":1,"maximum":3600,"description":"number of status updates (default: one per second)"}}}`,
+		TaskSupport: "optional"},
+	{Name: "fail", Description: "Fail with a JSON-RPC error after one step.",
+		Schema: `{"type":"object","properties":{"message":{"type":"string","description":"error message"}}}`, TaskSupport: "optional"},
+	{Name: "tool_error", Description: "Return a tool error (isError: true) after one step.",
+		Schema: `{"type":"object","properties":{"message":{"type":"string","description":"error text"}}}`, TaskSupport: "optional"},
+	{Name: "ask", Description: "Ask for your name through an elicitation form, then greet you.",
+		Schema: `{"type":"object","properties":{"question":{"type":"string","description":"question to ask instead of the default"}}}`, TaskSupport: "required"},
+	{Name: "forever", Description: "Work forever, ticking the status message, until cancelled.",
+		Schema: `{"type":"object","properties":{}}`, TaskSupport: "required"},
+	{Name: "confirm", Description: "Ask for confirmation before starting (2026-07-28 multi round-trip input), then run one step.",
+		Schema: `{"type":"object","properties":{}}`},
 }
 
-func findTool(name string) *tool {
+// toolList returns the tools a server offers in era: the demo tools, and with
+// Options.Conformance the conformance fixtures first (the suite calls the first listed tool
+// with no arguments, which greet accepts).
+func (s *Server) toolList(era rpc.Era) []*tool {
+	var out []*tool
+	if s.opts.Conformance {
+		for i := range fixtureTools {
+			if era == rpc.EraModern || !fixtureTools[i].ModernOnly {
+				out = append(out, &fixtureTools[i])
+			}
+		}
+	}
 	for i := range tools {
-		if tools[i].Name == name {
-			return &tools[i]
+		out = append(out, &tools[i])
+	}
+	return out
+}
+
+// toolsListed renders the tools of era for tools/list: execution.taskSupport exists only in
+// 2025-11-25.
+func (s *Server) toolsListed(era rpc.Era) []any {
+	list := []any{}
+	for _, t := range s.toolList(era) {
+		e := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": json.RawMessage(t.Schema)}
+		if era == rpc.EraLegacy && t.TaskSupport != "" {
+			e["execution"] = map[string]any{"taskSupport": t.TaskSupport}
+		}
+		list = append(list, e)
+	}
+	return list
+}
+
+// findTool returns the tool called name that the server offers in era, or nil.
+func (s *Server) findTool(name string, era rpc.Era) *tool {
+	for _, t := range s.toolList(era) {
+		if t.Name == name {
+			return t
 		}
 	}
 	return nil
@@ -88,6 +157,10 @@ type toolArgs struct {
 	Steps    *int     `json:"steps"`
 	Message  string   `json:"message"`
 	Question string   `json:"question"`
+	// The conformance fixtures' arguments.
+	Name     string `json:"name"`
+	Label    string `json:"label"`
+	Filename string `json:"filename"`
 }
 
 // parseArgs decodes and checks arguments; the error is a -32602 for the caller.
@@ -103,9 +176,9 @@ func parseArgs(name string, raw json.RawMessage) (toolArgs, *rpc.Error) {
 		if a.Text == nil {
 			return a, invalidParams("echo: missing required argument text")
 		}
-	case "sleep":
+	case "sleep", "slow_compute":
 		if a.Seconds != nil && (math.IsNaN(*a.Seconds) || *a.Seconds < 0 || *a.Seconds > 3600) {
-			return a, invalidParams("sleep: seconds must be between 0 and 3600")
+			return a, invalidParams("%s: seconds must be between 0 and 3600", name)
 		}
 		if a.Steps != nil && (*a.Steps < 1 || *a.Steps > 3600) {
 			return a, invalidParams("sleep: steps must be between 1 and 3600")
@@ -177,26 +250,37 @@ func toolErrorText(a toolArgs) string {
 	return "the tool_error tool reported an error, as asked"
 }
 
-// askRequest is the elicitation/create request of the ask tool.
-func askRequest(a toolArgs) json.RawMessage {
-	q := a.Question
-	if q == "" {
-		q = "What is your name?"
+// elicitForm is an elicitation/create request (form mode) as an inputRequests entry: the
+// {method, params} object both eras carry (the 2025-11-25 request is sent with its params).
+func elicitForm(message string, properties map[string]any, required ...string) json.RawMessage {
+	schema := map[string]any{"type": "object", "properties": properties}
+	if len(required) > 0 {
+		schema["required"] = required
 	}
-	r := map[string]any{
+	b, _ := json.Marshal(map[string]any{
 		"method": "elicitation/create",
-		"params": map[string]any{
-			"mode":    "form",
-			"message": q,
-			"requestedSchema": map[string]any{
-				"type":       "object",
-				"properties": map[string]any{"name": map[string]any{"type": "string", "title": "Name"}},
-				"required":   []string{"name"},
-			},
-		},
-	}
-	b, _ := json.Marshal(r)
+		"params": map[string]any{"mode": "form", "message": message, "requestedSchema": schema},
+	})
 	return b
+}
+
+// questions are the input requests a tool asks when it starts, keyed.
+func questions(name string, a toolArgs) []taskInput {
+	switch name {
+	case "ask":
+		q := a.Question
+		if q == "" {
+			q = "What is your name?"
+		}
+		// The ask tool asks exactly once, under "name".
+		return []taskInput{{Key: "name", Request: elicitForm(q,
+			map[string]any{"name": map[string]any{"type": "string", "title": "Name"}}, "name")}}
+	case "confirm_delete":
+		return []taskInput{{Key: "confirm", Request: confirmDeleteRequest(a.Filename)}}
+	case "multi_input":
+		return multiInputRequests()
+	}
+	return nil
 }
 
 // elicitAnswer is an ElicitResult.
@@ -205,17 +289,29 @@ type elicitAnswer struct {
 	Content map[string]any `json:"content"`
 }
 
-func greeting(ans json.RawMessage) string {
+func decodeAnswer(raw json.RawMessage) elicitAnswer {
 	var a elicitAnswer
-	_ = json.Unmarshal(ans, &a)
-	if a.Action != "accept" {
-		return "You declined to give your name; nothing to greet."
+	_ = json.Unmarshal(raw, &a)
+	return a
+}
+
+// inputResult is the CallToolResult of an input tool once every question was answered.
+func inputResult(t *task, a toolArgs) json.RawMessage {
+	switch t.Tool {
+	case "confirm_delete":
+		return confirmDeleteResult(a.Filename, decodeAnswer(t.answer("confirm")))
+	case "multi_input":
+		return multiInputResult(t)
 	}
-	name, _ := a.Content["name"].(string)
+	ans := decodeAnswer(t.answer("name"))
+	if ans.Action != "accept" {
+		return textResult("You declined to give your name; nothing to greet.", false)
+	}
+	name, _ := ans.Content["name"].(string)
 	if name == "" {
 		name = "stranger"
 	}
-	return "Hello, " + name + "!"
+	return textResult("Hello, "+name+"!", false)
 }
 
 // timestamp formats t as RFC 3339 UTC with milliseconds.
@@ -245,6 +341,9 @@ func (s *Server) newTaskLocked(era rpc.Era, sess, name string, args json.RawMess
 		t.Message = fmt.Sprintf("step 0/%d", n)
 	case "forever":
 		t.Message = "started; runs until cancelled"
+	case "slow_compute":
+		_, n, _ := s.computePlan(a)
+		t.Message = fmt.Sprintf("computing: 0/%d", n)
 	default:
 		t.Message = "started"
 	}
@@ -365,17 +464,7 @@ func (s *Server) stepLocked(t *task, fired bool) (d time.Duration, waitInput boo
 	switch t.Tool {
 	case "sleep":
 		seconds, n, step := s.sleepPlan(a)
-		if fired {
-			t.Step++
-			if t.Step < n {
-				s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf("step %d/%d", t.Step, n))
-			}
-		}
-		if t.Step >= n {
-			s.completeLocked(t, textResult(sleepDone(seconds), false), false)
-			return 0, false
-		}
-		return step, false
+		return s.countStepsLocked(t, fired, n, step, "step %d/%d", textResult(sleepDone(seconds), false)), false
 	case "forever":
 		if fired {
 			t.Step++
@@ -397,44 +486,62 @@ func (s *Server) stepLocked(t *task, fired bool) (d time.Duration, waitInput boo
 			s.completeLocked(t, textResult("confirmed", false), false)
 		}
 		return s.opts.StepDelay, false
-	case "ask":
-		return s.askStepLocked(t, a, fired)
+	case "ask", "confirm_delete", "multi_input":
+		return s.inputStepLocked(t, a, fired)
+	}
+	if d, ok := s.fixtureStepLocked(t, a, fired); ok {
+		return d, false
 	}
 	s.failLocked(t, &rpc.Error{Code: rpc.CodeInternalError, Message: "unknown tool " + t.Tool})
 	return 0, false
 }
 
-func (s *Server) askStepLocked(t *task, a toolArgs, fired bool) (time.Duration, bool) {
-	if t.Answer == nil {
-		if t.Status == rpc.StatusInputRequired {
-			return 0, true
+// countStepsLocked is the work of a tool that takes n steps of length step, saying how far it
+// got in the status message (format gets the step and n), and then completes with result.
+func (s *Server) countStepsLocked(t *task, fired bool, n int, step time.Duration, format string, result json.RawMessage) time.Duration {
+	if fired {
+		t.Step++
+		if t.Step < n {
+			s.setStatusLocked(t, rpc.StatusWorking, fmt.Sprintf(format, t.Step, n))
 		}
+	}
+	if t.Step >= n {
+		s.completeLocked(t, result, false)
+		return 0
+	}
+	return step
+}
+
+// inputStepLocked is the work of a tool that needs input (ask, confirm_delete, multi_input):
+// ask every question at once, wait until all are answered, then finish one step later.
+func (s *Server) inputStepLocked(t *task, a toolArgs, fired bool) (time.Duration, bool) {
+	if len(t.Inputs) == 0 {
 		if !t.Elicitation {
-			// C25-TASKS §Input Required Status: only a client that declared elicitation can be
-			// sent elicitation/create; without it the question cannot be asked.
+			// C25-TASKS §Input Required Status, C26-MRTR §Server Requirements: only a client
+			// that declared elicitation can be asked; without it the question cannot be asked.
 			s.failLocked(t, &rpc.Error{Code: rpc.CodeInternalError,
 				Message: "elicitation is not available: the client did not declare the elicitation capability"})
 			return 0, false
 		}
-		// Keys of inputRequests are never reused for another request over the task's lifetime
-		// (EXT §Task Update Requests): the ask tool asks exactly once, under "name".
-		t.InputKey = "name"
-		t.InputRequest = askRequest(a)
-		s.setStatusLocked(t, rpc.StatusInputRequired, "waiting for your name")
+		t.Inputs = questions(t.Tool, a)
+		s.setStatusLocked(t, rpc.StatusInputRequired, "waiting for input")
 		return 0, true
 	}
-	var ans elicitAnswer
-	_ = json.Unmarshal(t.Answer, &ans)
-	if ans.Action == "cancel" {
-		s.setStatusLocked(t, rpc.StatusCancelled, "the question was cancelled")
-		return 0, false
+	if len(t.pendingLocked()) > 0 {
+		return 0, true
+	}
+	for _, in := range t.Inputs {
+		if decodeAnswer(in.Answer).Action == "cancel" {
+			s.setStatusLocked(t, rpc.StatusCancelled, "the question was cancelled")
+			return 0, false
+		}
 	}
 	if t.Status == rpc.StatusInputRequired {
-		s.setStatusLocked(t, rpc.StatusWorking, "got an answer; finishing")
+		s.setStatusLocked(t, rpc.StatusWorking, "got every answer; finishing")
 		return s.opts.StepDelay, false
 	}
 	if fired {
-		s.completeLocked(t, textResult(greeting(t.Answer), false), false)
+		s.completeLocked(t, inputResult(t, a), false)
 		return 0, false
 	}
 	return s.opts.StepDelay, false
@@ -444,12 +551,20 @@ func (s *Server) askStepLocked(t *task, a toolArgs, fired bool) (time.Duration, 
 // for a key that is not outstanding are ignored (EXT §Task Update Requests: servers SHOULD
 // ignore unknown or already answered keys).
 func (s *Server) answerLocked(t *task, key string, ans json.RawMessage) {
-	if t.Status != rpc.StatusInputRequired || key != t.InputKey || t.Answer != nil {
+	if t.Status != rpc.StatusInputRequired {
 		return
 	}
-	t.Answer = ans
-	s.persistLocked()
-	wakeTask(t)
+	for _, in := range t.pendingLocked() {
+		if in.Key == key {
+			in.Answer = ans
+			s.persistLocked()
+			// tasks/get shows the answered key gone at once (EXT §Task Update Requests allows
+			// eventual consistency; the demo is immediate).
+			s.notifyLocked()
+			wakeTask(t)
+			return
+		}
+	}
 }
 
 // lookupLocked returns a live task, purging it first when its TTL has passed (C25-TASKS §TTL

@@ -25,8 +25,9 @@ type ClientOptions struct {
 	// Info is sent as clientInfo.
 	Info Implementation
 	// Elicitation declares the elicitation capability (form and url). Declare it only when
-	// something will answer: C26-MRTR §Server Requirements forbids servers from sending input
-	// requests of a kind the client did not declare.
+	// something will answer: OnRequest in this process, or a later one that reuses a
+	// 2025-11-25 session (C26-MRTR §Server Requirements forbids servers from sending input
+	// requests of a kind the client did not declare).
 	Elicitation bool
 	// OnRequest answers a server-to-client request (2025-11-25 elicitation/create and the like).
 	// It returns the result object, or an *Error. When nil, such requests are refused with
@@ -43,6 +44,15 @@ type ClientOptions struct {
 	// OnRestart is told when a dead stdio server was started again (its tasks survive only if
 	// it persisted them).
 	OnRestart func(cause error)
+	// Cache, when set with CacheServer, keeps the answers a 2026-07-28 server marks cacheable
+	// (server/discover, tools/list) between runs, honouring their ttlMs and cacheScope.
+	Cache MetaCache
+	// CacheServer identifies the server in Cache (its URL, or its stdio command and
+	// directory); "" leaves the cache off.
+	CacheServer string
+	// Credential is an opaque fingerprint of the credentials in use, never a credential: a
+	// result the server marked "private" is cached per Credential and never shared.
+	Credential string
 	// ProbeTimeout, when positive, bounds the server/discover probe. Set it for stdio, where a
 	// legacy server may say nothing at all (C26-STDIO §Backward Compatibility: "no answer
 	// within a timeout" means legacy). Over HTTP every server answers, so it stays 0 there.
@@ -72,6 +82,11 @@ type Client struct {
 	// assumed is set by Assume: no handshake happened, so the capabilities are unknown and
 	// the server is left to refuse what it does not support.
 	assumed bool
+	// fromCache is set when the era came from a cached server/discover answer: a failure
+	// that says it no longer holds makes the client probe again.
+	fromCache bool
+	// excluded names the tools left out for invalid x-mcp-header annotations, with why.
+	excluded map[string]string
 }
 
 // serverCaps holds what mcptask reads from either era's capabilities.
@@ -194,6 +209,9 @@ func (c *Client) send(ctx context.Context, method string, params reqParams, name
 				}
 				continue
 			}
+			if c.reprobe(ctx, err, attempt, method) {
+				continue
+			}
 			// C25-TRANS §Session Management: on 404 with a session the client MUST start a
 			// new session by sending initialize without the id.
 			if errors.Is(err, ErrSessionExpired) && era == EraLegacy && attempt == 0 && method != "initialize" {
@@ -215,6 +233,9 @@ func (c *Client) send(ctx context.Context, method string, params reqParams, name
 			c.opts.Observe(c.Era(), method, params.asMap(), resp.Result, oerr)
 		}
 		if resp.Error != nil {
+			if c.reprobe(ctx, resp.Error, attempt, method) {
+				continue
+			}
 			return nil, resp.Error
 		}
 		if resp.Result == nil {
@@ -222,6 +243,33 @@ func (c *Client) send(ctx context.Context, method string, params reqParams, name
 		}
 		return resp.Result, nil
 	}
+}
+
+// reprobe handles a failure of a request sent on the strength of a cached server/discover
+// answer: when the failure says the answer no longer holds, the cache entry is dropped and the
+// era detected again (C26-VER: re-probe if the cached assumption later fails). It reports
+// whether the request should be sent again.
+func (c *Client) reprobe(ctx context.Context, err error, attempt int, method string) bool {
+	c.mu.Lock()
+	fromCache := c.fromCache
+	c.mu.Unlock()
+	if !fromCache || attempt > 0 || !staleAssumption(err) {
+		return false
+	}
+	c.mu.Lock()
+	c.fromCache = false
+	c.tools = nil
+	c.mu.Unlock()
+	c.note("era: %s failed (%s) on the strength of a cached server/discover answer; probing again", method, err)
+	c.cacheForget("discover", VersionModern)
+	c.cacheForget("tools", VersionModern)
+	return c.Connect(ctx) == nil
+}
+
+// wantsHeaders says whether requests travel over HTTP, where routing headers exist.
+func (c *Client) wantsHeaders() bool {
+	_, ok := c.t.(*HTTPTransport)
+	return ok
 }
 
 func (c *Client) notify(ctx context.Context, method string, params map[string]any) error {
@@ -325,6 +373,10 @@ func (c *Client) handle(ctx context.Context, msg *Message) *Message {
 	res, rerr := c.opts.OnRequest(ctx, msg.Method, msg.Params)
 	if rerr != nil {
 		return &Message{Error: rerr}
+	}
+	if msg.Method == "elicitation/create" {
+		// SEP-1034: fields the answer leaves out take the form's defaults, whoever answered.
+		res = ElicitDefaults(elicitSchema(msg.Params), res)
 	}
 	return &Message{Result: res}
 }

@@ -4,8 +4,12 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // Connect determines the era and performs its opening: server/discover for 2026-07-28,
@@ -14,31 +18,45 @@ import (
 // With Protocol "auto" it follows C26-VER §Backward Compatibility: probe with a modern
 // server/discover; a DiscoverResult or a recognised modern error (-32020, -32021, -32022) means
 // modern; anything else that is clearly not modern means legacy. Per PROTOCOL.md §5 rule 16
-// the fallback is not keyed to any single error code.
+// the fallback is not keyed to any single error code. A dual-era server is then spoken to in
+// the generation in which it offers tasks (chooseEra). A fresh DiscoverResult kept in the
+// metadata cache (ClientOptions.Cache) stands in for the probe: C26-VER lets a client persist
+// the answer across restarts of the same configuration and re-probe when it fails.
 func (c *Client) Connect(ctx context.Context) error {
 	switch c.opts.Protocol {
 	case VersionLegacy:
 		return c.initialize(ctx)
-	case VersionModern:
-		res, err := c.discover(ctx)
-		if err != nil {
-			return fmt.Errorf("protocol %s: %w", VersionModern, err)
-		}
-		return c.acceptDiscover(res)
-	case "auto":
+	case VersionModern, "auto":
 	default:
 		return fmt.Errorf("unknown protocol %q (want auto, %s or %s)", c.opts.Protocol, VersionModern, VersionLegacy)
 	}
-
+	if c.useCachedDiscover() {
+		return nil
+	}
 	pctx := ctx
-	if c.opts.ProbeTimeout > 0 {
+	if c.opts.ProbeTimeout > 0 && c.opts.Protocol == "auto" {
 		var cancel context.CancelFunc
 		pctx, cancel = context.WithTimeout(ctx, c.opts.ProbeTimeout)
 		defer cancel()
 	}
 	res, err := c.discover(pctx)
+	if v := retryVersion(err); v != "" {
+		// C26-VER: on UnsupportedProtocolVersion the client SHOULD retry with a version from
+		// error.data.supported. 2026-07-28 is retried once (the first refusal may not be the
+		// last word); a server that supports only 2025-11-25 is opened with initialize.
+		c.note("era: server/discover was refused with -32022; the server supports %s; retrying with it", v)
+		if v == VersionLegacy && c.opts.Protocol == "auto" {
+			return c.initialize(ctx)
+		}
+		if v == VersionModern {
+			res, err = c.discover(pctx)
+		}
+	}
 	if err == nil {
-		return c.acceptDiscover(res)
+		return c.chooseEra(ctx, res)
+	}
+	if c.opts.Protocol == VersionModern {
+		return fmt.Errorf("protocol %s: %w", VersionModern, err)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -46,9 +64,106 @@ func (c *Client) Connect(ctx context.Context) error {
 	if !fallsBackToLegacy(err) {
 		return fmt.Errorf("detect protocol: %w", err)
 	}
+	c.note("era: server/discover failed (%s): not a 2026-07-28 server; opening 2025-11-25 with initialize", termsafe.Line(err.Error()))
 	if ierr := c.initialize(ctx); ierr != nil {
 		return fmt.Errorf("detect protocol: server/discover failed (%v), then %w", err, ierr)
 	}
+	return nil
+}
+
+// retryVersion returns the version to retry with after a -32022 answer to server/discover:
+// 2026-07-28 when the server lists it, else 2025-11-25 when it lists that, else "".
+func retryVersion(err error) string {
+	var rerr *Error
+	if !errors.As(err, &rerr) || rerr.Code != CodeUnsupportedVersion {
+		return ""
+	}
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(rerr.Data, &d)
+	for _, v := range []string{VersionModern, VersionLegacy} {
+		if contains(d.Supported, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// discoverResult is the part of a DiscoverResult mcptask acts on.
+type discoverResult struct {
+	SupportedVersions []string        `json:"supportedVersions"`
+	Capabilities      json.RawMessage `json:"capabilities"`
+	TTLMs             *float64        `json:"ttlMs"`
+	CacheScope        string          `json:"cacheScope"`
+	Meta              struct {
+		ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
+	caps serverCaps
+}
+
+func parseDiscover(res json.RawMessage) (*discoverResult, error) {
+	var d discoverResult
+	if err := json.Unmarshal(res, &d); err != nil {
+		return nil, fmt.Errorf("%w: server/discover result: %v", ErrMalformed, err)
+	}
+	// C26-DISC: supportedVersions and capabilities are required; without them the answer is
+	// not a DiscoverResult (a legacy server answering every request with {} is not modern).
+	if d.SupportedVersions == nil || len(d.Capabilities) == 0 {
+		return nil, fmt.Errorf("%w: server/discover result lacks supportedVersions or capabilities: %s", ErrMalformed, snippet(res))
+	}
+	if err := json.Unmarshal(d.Capabilities, &d.caps); err != nil {
+		return nil, fmt.Errorf("%w: server capabilities: %v", ErrMalformed, err)
+	}
+	return &d, nil
+}
+
+// chooseEra picks the generation for a server that answered server/discover.
+//
+// A dual-era server (C26-VER §Compatibility Matrix) is spoken to in the generation in which
+// it offers tasks: 2026-07-28 when it advertises the io.modelcontextprotocol/tasks extension;
+// 2025-11-25 when the extension is missing, it supports 2025-11-25 and its capabilities carry
+// the 2025-11-25 tasks capability for tools/call (a "half-modern" server such as mcp-go
+// v1.2.1, whose task-required tools then work only through initialize). Otherwise
+// 2026-07-28.
+func (c *Client) chooseEra(ctx context.Context, res json.RawMessage) error {
+	d, err := parseDiscover(res)
+	if err != nil {
+		if c.opts.Protocol == VersionModern {
+			return fmt.Errorf("protocol %s: %w", VersionModern, err)
+		}
+		c.note("era: %s; opening 2025-11-25 with initialize", termsafe.Line(err.Error()))
+		if ierr := c.initialize(ctx); ierr != nil {
+			return fmt.Errorf("detect protocol: %v, then %w", err, ierr)
+		}
+		return nil
+	}
+	versions := strings.Join(d.SupportedVersions, ", ")
+	if !contains(d.SupportedVersions, VersionModern) {
+		if c.opts.Protocol == "auto" && contains(d.SupportedVersions, VersionLegacy) {
+			c.note("era: server/discover lists %s only; opening 2025-11-25 with initialize", versions)
+			return c.initialize(ctx)
+		}
+		return fmt.Errorf("server supports %s, not %s; retry with --protocol %s if it also answers initialize",
+			versions, VersionModern, VersionLegacy)
+	}
+	_, ext := d.caps.Extensions[TasksExtension]
+	switch {
+	case ext:
+		c.note("era: %s (server/discover lists %s and advertises the %s extension)", VersionModern, versions, TasksExtension)
+	case c.opts.Protocol == "auto" && contains(d.SupportedVersions, VersionLegacy) && d.caps.legacyToolTasks():
+		c.note("era: %s: server/discover lists %s but advertises no %s extension; it declares the 2025-11-25 tasks capability for tools/call instead, so tasks work only through initialize",
+			VersionLegacy, versions, TasksExtension)
+		if ierr := c.initialize(ctx); ierr == nil {
+			return nil
+		} else {
+			c.note("era: initialize failed (%s); staying with %s", termsafe.Line(ierr.Error()), VersionModern)
+		}
+	default:
+		c.note("era: %s (server/discover lists %s; no task support advertised in either generation)", VersionModern, versions)
+	}
+	c.acceptDiscover(d)
+	c.storeDiscover(res, d)
 	return nil
 }
 
@@ -90,6 +205,19 @@ func (c *Client) Assume(era Era, sessionID string) {
 	}
 }
 
+// legacyToolTasks reports whether caps carry the 2025-11-25 capabilities.tasks.requests.tools.call.
+func (sc serverCaps) legacyToolTasks() bool {
+	t := sc.Tasks
+	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
+}
+
+// note writes one explanatory line to the --trace log, when there is one.
+func (c *Client) note(format string, args ...any) {
+	if n, ok := c.t.(interface{ Notef(string, ...any) }); ok {
+		n.Notef(format, args...)
+	}
+}
+
 // TasksSupported reports whether the server declared task support for tools/call: the
 // extension in 2026-07-28, capabilities.tasks.requests.tools.call in 2025-11-25.
 func (c *Client) TasksSupported() bool {
@@ -99,6 +227,5 @@ func (c *Client) TasksSupported() bool {
 		_, ok := c.caps.Extensions[TasksExtension]
 		return ok
 	}
-	t := c.caps.Tasks
-	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
+	return c.caps.legacyToolTasks()
 }

@@ -66,6 +66,7 @@ type HTTPTransport struct {
 	handler Handler
 	keep    bool
 	closed  bool
+	gs      *getStream // the 2025-11-25 standalone GET stream (getstream.go)
 }
 
 // NewHTTPTransport checks rawURL and builds a transport for it. No connection is opened until
@@ -149,6 +150,7 @@ func (t *HTTPTransport) Close() error {
 	t.closed = true
 	sid, keep, version := t.session, t.keep, t.version
 	t.mu.Unlock()
+	t.stopStandalone()
 	if sid != "" && !keep {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.url, nil)
@@ -227,13 +229,6 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(RedactURL(err.Error())))
 	}
 	t.trace.response(resp, time.Since(start))
-	// C25-TRANS §Session Management: a server MAY assign a session ID in the response that
-	// carries the InitializeResult.
-	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && validSessionID(id) {
-		t.mu.Lock()
-		t.session = id
-		t.mu.Unlock()
-	}
 	return resp, sid != "", nil
 }
 
@@ -249,6 +244,12 @@ func authFailure(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// Notef writes one explanatory line to the --trace log (the Client's era choice, a cache
+// hit), when there is one.
+func (t *HTTPTransport) Notef(format string, args ...any) {
+	t.trace.printf("# "+format+"\n", args...)
 }
 
 // validSessionID checks the C25-TRANS rule: only visible ASCII (0x21 to 0x7E).
@@ -278,6 +279,14 @@ func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.He
 	}
 	status = resp.StatusCode
 	defer drain(resp.Body)
+	// C25-TRANS §Session Management: a server MAY assign a session ID "in an Mcp-Session-Id
+	// header on the HTTP response containing the InitializeResult"; on any other response
+	// the header means nothing (some servers echo it everywhere, 2026-07-28 ones included).
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && req.Method == "initialize" && resp.StatusCode/100 == 2 && validSessionID(id) {
+		t.mu.Lock()
+		t.session = id
+		t.mu.Unlock()
+	}
 	if resp.StatusCode/100 != 2 {
 		err := t.statusError(resp, hadSession, req)
 		var sm *statusMessage
@@ -474,15 +483,31 @@ func (t *HTTPTransport) answer(ctx context.Context, m *Message, hdr http.Header)
 
 // reconnect opens the GET stream that resumes after lastID.
 func (t *HTTPTransport) reconnect(ctx context.Context, lastID string, hdr http.Header) (io.ReadCloser, error) {
+	resp, err := t.getSSE(ctx, lastID, hdr.Get("Mcp-Protocol-Version"))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+		drain(resp.Body)
+		return nil, fmt.Errorf("GET with Last-Event-ID answered HTTP %d", resp.StatusCode)
+	}
+	return resp.Body, nil
+}
+
+// getSSE sends a GET for an SSE stream of the session: a resumption after lastID, or the
+// standalone stream when lastID is "". It returns the response with its body open.
+func (t *HTTPTransport) getSSE(ctx context.Context, lastID, version string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
 	if err != nil {
 		return nil, err
 	}
 	t.setCommon(req.Header, nil)
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Last-Event-Id", lastID)
-	if v := hdr.Get("Mcp-Protocol-Version"); v != "" {
-		req.Header.Set("Mcp-Protocol-Version", v)
+	if lastID != "" {
+		req.Header.Set("Last-Event-Id", lastID)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	if sid := t.SessionID(); sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
@@ -494,11 +519,7 @@ func (t *HTTPTransport) reconnect(ctx context.Context, lastID string, hdr http.H
 		return nil, err
 	}
 	t.trace.response(resp, time.Since(start))
-	if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
-		drain(resp.Body)
-		return nil, fmt.Errorf("GET with Last-Event-ID answered HTTP %d", resp.StatusCode)
-	}
-	return resp.Body, nil
+	return resp, nil
 }
 
 // Send implements Transport: a notification or a response, answered by 202 (or any 2xx).

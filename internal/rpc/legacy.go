@@ -7,7 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
+
+// legacyVersions are the initialize-era versions mcptask accepts, newest first.
+var legacyVersions = []string{VersionLegacy, "2025-06-18", "2025-03-26"}
 
 func (c *Client) initialize(ctx context.Context) error {
 	c.mu.Lock()
@@ -15,8 +19,9 @@ func (c *Client) initialize(ctx context.Context) error {
 	c.mu.Unlock()
 	caps := map[string]any{}
 	// 2025-11-25 delivers elicitation as a server-to-client request: declare it only when
-	// OnRequest can answer one.
-	if c.opts.Elicitation && c.opts.OnRequest != nil {
+	// something answers one (OnRequest now, or a later process that reuses this session and
+	// was given the means to answer: call --detach, then update, watch or resume).
+	if c.opts.Elicitation {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
 	res, err := c.call(ctx, "initialize", map[string]any{
@@ -36,10 +41,14 @@ func (c *Client) initialize(ctx context.Context) error {
 		return fmt.Errorf("%w: initialize result: %v", ErrMalformed, err)
 	}
 	// C25-LIFE §Version Negotiation: if the server answers another version the client SHOULD
-	// disconnect when it cannot use it.
+	// disconnect when it cannot use it. The two revisions before 2025-11-25 use the same
+	// Streamable HTTP transport and tools; they only lack tasks, so mcptask can use them.
+	if !contains(legacyVersions, ir.ProtocolVersion) {
+		return fmt.Errorf("server answered initialize with protocol %q; mcptask speaks %s (and %s), %s",
+			ir.ProtocolVersion, VersionModern, strings.Join(legacyVersions, ", "), "so it disconnects")
+	}
 	if ir.ProtocolVersion != VersionLegacy {
-		return fmt.Errorf("server answered initialize with protocol %q; mcptask speaks %s and %s",
-			ir.ProtocolVersion, VersionLegacy, VersionModern)
+		c.note("era: the server negotiated %s at initialize; it has no tasks, tools run as plain calls", ir.ProtocolVersion)
 	}
 	var caps2 serverCaps
 	if len(ir.Capabilities) > 0 {
@@ -117,4 +126,19 @@ func (c *Client) ListTasks(ctx context.Context, cursor string) ([]*Task, string,
 		out = append(out, t)
 	}
 	return out, lr.NextCursor, nil
+}
+
+// holdStandaloneStream opens the 2025-11-25 standalone GET stream over HTTP (getstream.go)
+// before mcptask starts waiting for a tool call (tools/call) or for a task's input or result
+// (tasks/result), so that requests the server sends there (an elicitation for the task) are
+// received; it stays open until Close. It is not opened for tasks/get alone: `resume` polls
+// the tasks of many sessions through one connection pool, which held streams would fill. A
+// failure only costs the messages the server would have sent there.
+func (c *Client) holdStandaloneStream(ctx context.Context) {
+	if c.Era() != EraLegacy {
+		return
+	}
+	if s, ok := c.t.(StandaloneStreamer); ok {
+		_ = s.OpenStandaloneStream(ctx)
+	}
 }

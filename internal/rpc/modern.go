@@ -6,56 +6,22 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 )
 
 func (c *Client) discover(ctx context.Context) (json.RawMessage, error) {
 	c.mu.Lock()
 	c.era, c.version = EraModern, VersionModern
 	c.mu.Unlock()
-	res, err := c.call(ctx, "server/discover", map[string]any{}, "")
-	if err != nil {
-		var rerr *Error
-		if errors.As(err, &rerr) && rerr.Code == CodeUnsupportedVersion {
-			var d struct {
-				Supported []string `json:"supported"`
-			}
-			_ = json.Unmarshal(rerr.Data, &d)
-			return nil, fmt.Errorf("server does not support protocol %s (it supports %s): %w",
-				VersionModern, strings.Join(d.Supported, ", "), err)
-		}
-		return nil, err
-	}
-	return res, nil
+	return c.call(ctx, "server/discover", map[string]any{}, "")
 }
 
-func (c *Client) acceptDiscover(res json.RawMessage) error {
-	var d struct {
-		SupportedVersions []string        `json:"supportedVersions"`
-		Capabilities      json.RawMessage `json:"capabilities"`
-		Meta              struct {
-			ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
-		} `json:"_meta"`
-	}
-	if err := json.Unmarshal(res, &d); err != nil {
-		return fmt.Errorf("%w: server/discover result: %v", ErrMalformed, err)
-	}
-	if !contains(d.SupportedVersions, VersionModern) {
-		return fmt.Errorf("server supports %s, not %s; retry with --protocol %s if it also answers initialize",
-			strings.Join(d.SupportedVersions, ", "), VersionModern, VersionLegacy)
-	}
-	var caps serverCaps
-	if len(d.Capabilities) > 0 {
-		if err := json.Unmarshal(d.Capabilities, &caps); err != nil {
-			return fmt.Errorf("%w: server capabilities: %v", ErrMalformed, err)
-		}
-	}
+// acceptDiscover makes d the server's description: era 2026-07-28.
+func (c *Client) acceptDiscover(d *discoverResult) {
 	c.mu.Lock()
-	c.era, c.version, c.caps, c.rawCaps, c.serverInfo = EraModern, VersionModern, caps, d.Capabilities, d.Meta.ServerInfo
+	c.era, c.version, c.caps, c.rawCaps, c.serverInfo = EraModern, VersionModern, d.caps, d.Capabilities, d.Meta.ServerInfo
+	c.assumed = false
 	c.mu.Unlock()
-	return nil
 }
 
 // modernParams encodes params with the per-request _meta merged in. The _meta of mcptask's

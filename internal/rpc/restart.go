@@ -59,6 +59,9 @@ func (r *RestartingStdio) SetHandler(h Handler) {
 // Close implements Transport.
 func (r *RestartingStdio) Close() error { return r.current().Close() }
 
+// Notef writes one explanatory line to the --trace log, when there is one.
+func (r *RestartingStdio) Notef(format string, args ...any) { r.current().Notef(format, args...) }
+
 // Restart starts the server again if it has exited; it does nothing while it runs.
 func (r *RestartingStdio) Restart(ctx context.Context) error {
 	r.mu.Lock()

@@ -136,6 +136,9 @@ func (t *StdioTransport) Done() <-chan struct{} { return t.done }
 // SetHandler implements Transport.
 func (t *StdioTransport) SetHandler(h Handler) { t.mu.Lock(); t.handler = h; t.mu.Unlock() }
 
+// Notef writes one explanatory line to the --trace log, when there is one.
+func (t *StdioTransport) Notef(format string, args ...any) { t.trace.printf("# "+format+"\n", args...) }
+
 func (t *StdioTransport) copyStderr(r io.Reader) {
 	br := bufio.NewReaderSize(r, 4096)
 	for {

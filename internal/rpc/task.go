@@ -20,6 +20,7 @@ const (
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 )
 
 // Era names the protocol generation a server was reached with. It is persisted with each

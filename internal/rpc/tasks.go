@@ -161,6 +161,7 @@ var ErrNotTerminal = errors.New("task has not finished")
 // terminal returns ErrNotTerminal, and one that was cancelled returns the task with no result.
 func (c *Client) TaskResult(ctx context.Context, id string) (*ToolResult, *Task, error) {
 	if c.Era() == EraLegacy {
+		c.holdStandaloneStream(ctx)
 		res, err := c.taskCall(ctx, "tasks/result", id)
 		if err != nil {
 			return nil, nil, fmt.Errorf("task result %s: %w", id, err)

@@ -14,12 +14,14 @@ import (
 
 // ListTools fetches every page of tools/list. In 2026-07-28 over HTTP, tools whose
 // x-mcp-header annotations are invalid are dropped (C26-HTTP §Custom Headers from Tool
-// Parameters: clients MUST exclude them); the dropped ones are returned as warnings.
+// Parameters: clients MUST exclude them); the dropped ones are returned as warnings. A list the
+// server marked cacheable (ttlMs, cacheScope) is kept in the metadata cache for later runs.
 func (c *Client) ListTools(ctx context.Context) ([]*Tool, []string, error) {
-	var tools []*Tool
-	var warnings []string
+	var raws []json.RawMessage
 	cursor := ""
 	seen := map[string]bool{}
+	var ttl *float64
+	scope := ""
 	for page := 0; page < 1000; page++ {
 		params := map[string]any{}
 		if cursor != "" {
@@ -35,24 +37,22 @@ func (c *Client) ListTools(ctx context.Context) ([]*Tool, []string, error) {
 		var lr struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
+			TTLMs      *float64          `json:"ttlMs"`
+			CacheScope string            `json:"cacheScope"`
 		}
 		if err := json.Unmarshal(res, &lr); err != nil {
 			return nil, nil, fmt.Errorf("%w: tools/list result: %v", ErrMalformed, err)
 		}
-		for _, raw := range lr.Tools {
-			var t Tool
-			if err := json.Unmarshal(raw, &t); err != nil || t.Name == "" {
-				warnings = append(warnings, fmt.Sprintf("skipped a tool that is not a valid Tool object: %s", snippet(raw)))
-				continue
+		raws = append(raws, lr.Tools...)
+		// The list may be kept as long as its most short-lived page, and is private if any
+		// page is.
+		if page == 0 {
+			ttl, scope = lr.TTLMs, lr.CacheScope
+		} else {
+			scope = strictestScope(scope, lr.CacheScope)
+			if ttl != nil && (lr.TTLMs == nil || *lr.TTLMs < *ttl) {
+				ttl = lr.TTLMs
 			}
-			t.Raw = raw
-			if c.Era() == EraModern {
-				if _, err := headerParams(t.InputSchema); err != nil {
-					warnings = append(warnings, fmt.Sprintf("excluded tool %q: %v", t.Name, err))
-					continue
-				}
-			}
-			tools = append(tools, &t)
 		}
 		if lr.NextCursor == "" || seen[lr.NextCursor] {
 			break
@@ -60,21 +60,65 @@ func (c *Client) ListTools(ctx context.Context) ([]*Tool, []string, error) {
 		seen[lr.NextCursor] = true
 		cursor = lr.NextCursor
 	}
+	tools, warnings := c.setTools(raws)
+	if c.Era() == EraModern {
+		if data, err := json.Marshal(toolsCacheEntry{Tools: raws}); err == nil {
+			c.cacheStore("tools", VersionModern, data, ttl, scope)
+		}
+	}
+	return tools, warnings, nil
+}
+
+// setTools decodes a tools/list and makes it the client's view of the server's tools.
+func (c *Client) setTools(raws []json.RawMessage) ([]*Tool, []string) {
+	var tools []*Tool
+	var warnings []string
+	excluded := map[string]string{}
+	modern := c.Era() == EraModern
+	for _, raw := range raws {
+		var t Tool
+		if err := json.Unmarshal(raw, &t); err != nil || t.Name == "" {
+			warnings = append(warnings, fmt.Sprintf("skipped a tool that is not a valid Tool object: %s", snippet(raw)))
+			continue
+		}
+		t.Raw = raw
+		if modern {
+			if _, err := headerParams(t.InputSchema); err != nil {
+				warnings = append(warnings, fmt.Sprintf("excluded tool %q: %v", t.Name, err))
+				excluded[t.Name] = err.Error()
+				continue
+			}
+		}
+		tools = append(tools, &t)
+	}
 	c.mu.Lock()
 	c.tools = map[string]*Tool{}
 	for _, t := range tools {
 		c.tools[t.Name] = t
 	}
+	c.excluded = excluded
 	c.mu.Unlock()
-	return tools, warnings, nil
+	return tools, warnings
 }
 
-// Tool returns the named tool, fetching tools/list once if needed. It returns nil without
-// error when the server has no such tool.
+// Tool returns the named tool: from the tools already listed in this process, else from a
+// fresh cached tools/list, else by fetching tools/list once. It returns nil without error
+// when the server has no such tool, and an error naming the reason when mcptask excluded the
+// tool (invalid x-mcp-header annotations).
 func (c *Client) Tool(ctx context.Context, name string) (*Tool, error) {
 	c.mu.Lock()
 	cached := c.tools
 	c.mu.Unlock()
+	if cached == nil && c.Era() == EraModern {
+		if data, ok := c.cacheLoad("tools", VersionModern); ok {
+			var e toolsCacheEntry
+			if json.Unmarshal(data, &e) == nil {
+				c.setTools(e.Tools)
+				cached = map[string]*Tool{}
+				c.note("tools/list: using the cached list (the server allowed caching it)")
+			}
+		}
+	}
 	if cached == nil {
 		if _, _, err := c.ListTools(ctx); err != nil {
 			return nil, err
@@ -82,8 +126,14 @@ func (c *Client) Tool(ctx context.Context, name string) (*Tool, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if why, ok := c.excluded[name]; ok {
+		return nil, fmt.Errorf("%w: mcptask will not call tool %q: its inputSchema has an invalid x-mcp-header annotation (%s), and C26-HTTP §Custom Headers from Tool Parameters says clients MUST exclude such tools", ErrExcludedTool, name, why)
+	}
 	return c.tools[name], nil
 }
+
+// ErrExcludedTool marks a call refused because the tool's definition is invalid.
+var ErrExcludedTool = errors.New("tool excluded")
 
 // CallParams are the inputs of tools/call.
 type CallParams struct {
@@ -114,6 +164,7 @@ func (c *Client) CallTool(ctx context.Context, p CallParams) (*CallResult, error
 	era := c.Era()
 	var extra http.Header
 	if era == EraLegacy {
+		c.holdStandaloneStream(ctx)
 		// C25-TASKS §Tool-Level Negotiation: only when the server declares
 		// tasks.requests.tools.call, and never for a tool whose taskSupport is absent or
 		// "forbidden"; "required" tools MUST get it.
@@ -138,11 +189,17 @@ func (c *Client) CallTool(ctx context.Context, p CallParams) (*CallResult, error
 		if p.RequestState != "" {
 			params["requestState"] = p.RequestState
 		}
-		c.mu.Lock()
-		tool := c.tools[p.Name]
-		c.mu.Unlock()
-		if tool != nil {
-			extra = paramHeaders(tool, p.Arguments)
+		// C26-HTTP §Custom Headers from Tool Parameters: the client MUST mirror annotated
+		// arguments into Mcp-Param-* headers, on the first call too; so the tool's inputSchema
+		// is needed before the call (from this run, the cache, or tools/list).
+		if c.wantsHeaders() {
+			tool, err := c.Tool(ctx, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			if tool != nil {
+				extra = paramHeaders(tool, p.Arguments)
+			}
 		}
 	}
 	if len(meta) > 0 {
@@ -153,6 +210,7 @@ func (c *Client) CallTool(ctx context.Context, p CallParams) (*CallResult, error
 	// the tool's inputSchema, then retry with the right headers.
 	var rerr *Error
 	if era == EraModern && errors.As(err, &rerr) && rerr.Code == CodeHeaderMismatch {
+		c.note("tools/call %s: -32020 HeaderMismatch; listing the tools again and retrying once", p.Name)
 		if _, _, lerr := c.ListTools(ctx); lerr == nil {
 			c.mu.Lock()
 			tool := c.tools[p.Name]

@@ -72,7 +72,9 @@ func TestHTTPSSEWithServerRequestAndNotification(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Mcp-Session-Id", "sess-1")
+		// Only the response carrying the InitializeResult assigns a session (C25-TRANS);
+		// this header on another response must not replace the session in use.
+		w.Header().Set("Mcp-Session-Id", "not-a-new-session")
 		// A priming event, a comment, CRLF and CR line ends, an event of another type, a
 		// multi-line data field, a notification, a server request, then the response.
 		io.WriteString(w, "id: 1\r\ndata:\r\n\r\n")
@@ -90,6 +92,7 @@ func TestHTTPSSEWithServerRequestAndNotification(t *testing.T) {
 		}
 		return nil
 	})
+	tr.SetSessionID("sess-1")
 	m, err := tr.RoundTrip(t.Context(), req(7, "tasks/result"), http.Header{"Mcp-Protocol-Version": {"2025-11-25"}})
 	if err != nil || string(m.Result) != `{"done":1}` {
 		t.Fatalf("%v %v", m, err)
@@ -98,7 +101,7 @@ func TestHTTPSSEWithServerRequestAndNotification(t *testing.T) {
 		t.Errorf("handler saw %v", notes)
 	}
 	if tr.SessionID() != "sess-1" {
-		t.Errorf("session %q not captured", tr.SessionID())
+		t.Errorf("session %q: a tasks/result response replaced the session", tr.SessionID())
 	}
 	if len(answered) != 1 || !strings.Contains(answered[0], `"id":"s1"`) || !strings.Contains(answered[0], `"action":"decline"`) ||
 		!strings.HasSuffix(answered[0], "|sess-1|2025-11-25") {

@@ -230,10 +230,14 @@ func (v *Validator) Message(body []byte, respondsTo string) error {
 }
 
 // Recorder is an http.Handler that validates every POSTed message before passing it on, and
-// remembers what it saw.
+// every JSON-RPC message the server behind it answers with (JSON bodies and SSE events, by the
+// method and era of the request), and remembers what it saw.
 type Recorder struct {
 	V    *Validator
 	Next http.Handler
+	// ServerOnly skips the validation of what the client sent: for tests that send malformed
+	// requests on purpose and check the server's answer to them.
+	ServerOnly bool
 
 	mu      sync.Mutex
 	errs    []string
@@ -241,26 +245,38 @@ type Recorder struct {
 	bodies  [][]byte
 }
 
-// ServeHTTP validates the body of a POST and forwards the request unchanged.
+// ServeHTTP validates the body of a POST, forwards the request unchanged, and validates what
+// the server sent back.
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	era, method := EraLegacy, ""
 	if req.Method == http.MethodPost {
 		body, _ := io.ReadAll(req.Body)
 		req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		var m struct {
-			Method string `json:"method"`
+		era, method = requestEra(body)
+		var err error
+		if !r.ServerOnly {
+			err = r.V.Message(body, "")
 		}
-		_ = json.Unmarshal(body, &m)
-		err := r.V.Message(body, "")
 		r.mu.Lock()
-		r.methods = append(r.methods, m.Method)
+		r.methods = append(r.methods, method)
 		r.bodies = append(r.bodies, body)
 		if err != nil {
-			r.errs = append(r.errs, fmt.Sprintf("%s: %v\n  body: %s", m.Method, err, body))
+			r.errs = append(r.errs, fmt.Sprintf("%s: %v\n  body: %s", method, err, body))
 		}
 		r.mu.Unlock()
 	}
-	r.Next.ServeHTTP(w, req)
+	cw := &captureWriter{ResponseWriter: w}
+	r.Next.ServeHTTP(cw, req)
+	if cw.buf.Len() == 0 {
+		return
+	}
+	errs := r.V.ServerBody(era, method, cw.Header().Get("Content-Type"), cw.buf.Bytes())
+	r.mu.Lock()
+	for _, err := range errs {
+		r.errs = append(r.errs, fmt.Sprintf("server sent: %v", err))
+	}
+	r.mu.Unlock()
 }
 
 // Methods returns the methods of the messages seen so far, in order ("" for responses).
@@ -275,6 +291,13 @@ func (r *Recorder) Bodies() [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([][]byte(nil), r.bodies...)
+}
+
+// Errors returns the validation failures seen so far, one per message.
+func (r *Recorder) Errors() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.errs...)
 }
 
 // Check fails t for every message that did not validate.
