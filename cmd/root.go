@@ -131,6 +131,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdPrune(f),
 		NewCmdServers(f),
 		NewCmdCheck(f),
+		NewCmdProxy(f, nil),
 		NewCmdDocs(f, func() *cobra.Command { return NewCmdRoot(f) }),
 		NewCmdDemo(f),
 	)
