@@ -17,13 +17,17 @@ import (
 // next ones queue and go out in a single rewrite of the ledger.
 //
 // Status changes only wait for a batch, written every BatchEvery: the id is already safe, and a
-// status lost to a crash is learned again by the next `mcptask resume`.
+// status lost to a crash is learned again by the next `mcptask resume`. The end of a task is
+// the exception (Settle): it is written before the host learns of it, so that a host that
+// finished with a task (and perhaps ended the session the task lived in) never leaves the
+// ledger saying it still runs.
 type Ledger struct {
 	st *state.Store
 	// BatchEvery is how long status updates wait to be written together (200 ms).
 	BatchEvery time.Duration
 
 	mu       sync.Mutex
+	writeMu  sync.Mutex // status writes one at a time, in the order their changes were taken
 	queue    []*createReq
 	writing  bool
 	changes  []state.Change
@@ -125,6 +129,17 @@ func (l *Ledger) Update(key, id string, fn func(r *state.Record)) {
 	}
 }
 
+// Settle writes a change now, after the ones queued before it: for a task that ended.
+func (l *Ledger) Settle(key, id string, fn func(r *state.Record)) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	changes := append(l.changes, state.Change{Key: key, ID: id, Fn: fn})
+	l.changes = nil
+	l.mu.Unlock()
+	return l.st.PatchMany(changes)
+}
+
 func (l *Ledger) run() {
 	defer close(l.done)
 	timer := time.NewTimer(time.Hour)
@@ -149,6 +164,8 @@ func (l *Ledger) run() {
 
 // Flush writes the status changes queued so far.
 func (l *Ledger) Flush() {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	l.mu.Lock()
 	changes := l.changes
 	l.changes = nil

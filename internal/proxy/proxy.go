@@ -500,6 +500,16 @@ func (p *Proxy) response(x *exchange, m *rpc.Message) {
 		if m.Result != nil {
 			p.toolResult(x, m.Result)
 		}
+	case "tasks/result":
+		// C25-TASKS §Result Retrieval: tasks/result answers only once the task is terminal;
+		// a tool result with isError means failed in this generation (§Task Execution Errors).
+		if m.Result != nil && x.params.TaskID != "" {
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			_ = json.Unmarshal(m.Result, &r)
+			p.taskEnded(x.h, x.params.TaskID, map[bool]string{false: "completed", true: "failed"}[r.IsError])
+		}
 	case "tasks/get", "tasks/cancel":
 		if m.Result != nil {
 			if t, err := rpc.DecodeTask(m.Result); err == nil {
@@ -666,10 +676,50 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 	if !changed {
 		return
 	}
-	if p.opts.Ledger != nil && !onHost {
-		p.opts.Ledger.Update(p.opts.Server.Key(), t.TaskID, func(r *state.Record) { applyTask(r, t) })
+	if !onHost {
+		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { applyTask(r, t) })
 	}
 	p.emit(Event{Kind: EventStatus, Host: h.label, Task: info, Via: via})
+}
+
+// ledgerChange changes the record of task id: batched while it runs, at once when it ended
+// (before the host learns of it).
+func (p *Proxy) ledgerChange(h *host, id string, ended bool, fn func(r *state.Record)) {
+	l := p.opts.Ledger
+	if l == nil {
+		return
+	}
+	if !ended {
+		l.Update(p.opts.Server.Key(), id, fn)
+		return
+	}
+	if err := l.Settle(p.opts.Server.Key(), id, fn); err != nil {
+		p.notice(h, "task %s: writing its end to the ledger failed: %v", id, err)
+	}
+}
+
+// taskEnded records the terminal status a 2025-11-25 tasks/result answer implies, unless a
+// terminal status is known already.
+func (p *Proxy) taskEnded(h *host, id, status string) {
+	p.mu.Lock()
+	ts := p.tasks[id]
+	if ts == nil || ts.info.OnHost || terminal(ts.info.Status) {
+		p.mu.Unlock()
+		return
+	}
+	ts.info.Status = status
+	info := ts.info
+	p.mu.Unlock()
+	p.ledgerChange(h, id, true, func(r *state.Record) {
+		if !r.Terminal() {
+			r.Status = status
+		}
+	})
+	p.emit(Event{Kind: EventStatus, Host: h.label, Task: info, Via: "result"})
+}
+
+func terminal(status string) bool {
+	return status == "completed" || status == "failed" || status == "cancelled" || status == "expired"
 }
 
 // expired marks a task the server no longer knows.
@@ -683,8 +733,8 @@ func (p *Proxy) expired(id string) {
 	ts.info.Status = "expired"
 	info, label := ts.info, ts.host
 	p.mu.Unlock()
-	if p.opts.Ledger != nil && !info.OnHost {
-		p.opts.Ledger.Update(p.opts.Server.Key(), id, func(r *state.Record) { r.Expired = true })
+	if !info.OnHost {
+		p.ledgerChange(nil, id, true, func(r *state.Record) { r.Expired = true })
 	}
 	p.emit(Event{Kind: EventStatus, Host: label, Task: info, Via: "poll"})
 }
