@@ -266,3 +266,40 @@ func TestProxyUsage(t *testing.T) {
 }
 
 var _ = bufio.NewReader
+
+// TestProxyLiveView: on a terminal the proxy shows the live view; a task a host creates
+// appears in it with its status, and q stops the proxy (exit 0) with the task in the ledger.
+func TestProxyLiveView(t *testing.T) {
+	up, _ := demoServer(t, demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	typeKeys, out, errOut, code := runOnTerminal(t, ctx, "proxy", "--server", up)
+	var endpoint string
+	waitFor(t, "the proxy to listen", 10*time.Second, func() bool {
+		_, rest, ok := strings.Cut(errOut.String(), "mcptask: proxying ")
+		endpoint, _, _ = strings.Cut(rest, " ")
+		return ok
+	})
+	waitFor(t, "the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "no tasks yet") })
+	r := runCLI(t, ctx, map[string]string{"MCPTASK_STATE": filepath.Join(t.TempDir(), "host.json")}, "call", "sleep", "--arg", "seconds=3", "--json", "--server", endpoint)
+	id, _ := decodeJSON(t, r.Stdout)["taskId"].(string)
+	defer func() {
+		if t.Failed() {
+			t.Logf("stdout %q", out.String()[max(0, len(out.String())-3000):])
+		}
+	}()
+	waitFor(t, "the task in the view", 10*time.Second, func() bool {
+		s := out.String()
+		return strings.Contains(s, id[:11]) && strings.Contains(s, "completed]") && strings.Contains(s, "by mcptask/")
+	})
+	typeKeys("q")
+	if c := <-code; c != ExitOK {
+		t.Fatalf("exit %d\n%s", c, errOut.String())
+	}
+	if strings.Contains(errOut.String(), "created by") {
+		t.Errorf("plain event lines on stderr while the view runs:\n%s", errOut.String())
+	}
+	if recs := viaProxy(t, testLedger(t)); len(recs) != 1 || recs[0].TaskID != id {
+		t.Errorf("ledger %+v", recs)
+	}
+}

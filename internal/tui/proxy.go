@@ -254,7 +254,7 @@ func (m ProxyModel) Render() string {
 	if len(rows) == 0 {
 		b.WriteString(m.st.dim.Render("no tasks yet: point a host at "+termsafe.Line(m.opts.Listen)) + "\n")
 	} else {
-		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s %-16s %-14s %-6s %-30s %s", "TASK", "TOOL", "STATUS", "AGE", "POLLED BY", "MESSAGE")) + "\n")
+		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s %-16s %-14s %-6s %-34s %s", "TASK", "TOOL", "STATUS", "AGE", "POLLED", "MESSAGE")) + "\n")
 		limit := len(rows)
 		if m.height > 0 {
 			limit = max(3, m.height-10-min(len(m.rules), 6))
@@ -324,8 +324,10 @@ func (m ProxyModel) rows() []string {
 		if t.ev.Push {
 			msg += m.st.dim.Render(" (push)")
 		}
-		rows = append(rows, fmt.Sprintf("%-12s %-16s %s%s %-6s %-30s %s", proxyClip(termsafe.Line(id), 12), proxyClip(termsafe.Line(tool), 16),
-			status, strings.Repeat(" ", max(1, pad)), proxyAge(m.now.Sub(created)), proxyClip(m.pollers(t), 30), msg))
+		polled := proxyClip(m.pollers(t), 34)
+		polled += strings.Repeat(" ", max(0, 34-ansi.StringWidth(polled)))
+		rows = append(rows, fmt.Sprintf("%-12s %-16s %s%s %-6s %s %s", proxyClip(termsafe.Line(id), 12), proxyClip(termsafe.Line(tool), 16),
+			status, strings.Repeat(" ", max(1, pad)), proxyAge(m.now.Sub(created)), polled, msg))
 	}
 	return rows
 }
@@ -348,18 +350,19 @@ func (m ProxyModel) pollers(t *proxyTask) string {
 		}
 	}
 	sort.Strings(hosts)
-	who := termsafe.Line(hosts[0])
+	who := "by " + termsafe.Line(hosts[0])
 	if len(hosts) > 1 {
-		who = fmt.Sprintf("%d hosts", len(hosts))
+		who = fmt.Sprintf("by %d hosts", len(hosts))
 	}
+	// The pace first, so that a narrow column cuts the host's name, not the number.
 	if fastest == 0 {
-		return who + " once"
+		return "once " + who
 	}
-	every := fmt.Sprintf(" every %.1fs", fastest.Seconds())
+	every := fmt.Sprintf("every %.1fs ", fastest.Seconds())
 	if t.ev.PollInterval > 0 && fastest < t.ev.PollInterval*3/4 {
-		every = " every " + m.st.warn.Render(fmt.Sprintf("%.1fs!", fastest.Seconds()))
+		every = "every " + m.st.warn.Render(fmt.Sprintf("%.1fs!", fastest.Seconds())) + " "
 	}
-	return who + every
+	return every + who
 }
 
 func terminalStatus(s string) bool {
