@@ -81,7 +81,9 @@ func TestProxyViewProgram(t *testing.T) {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("no tasks yet")) }, teatest.WithDuration(10*time.Second))
 	tm.Send(ProxyEventMsg{Kind: "created", Host: "h", TaskID: "task-one", Tool: "sleep", Status: "working", Message: "step 1/2"})
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("task-one")) && bytes.Contains(b, []byte("step 1/2")) },
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("task-one")) && bytes.Contains(b, []byte("step 1/2"))
+	},
 		teatest.WithDuration(10*time.Second))
 	tm.Send(ProxyEventMsg{Kind: "violation", Host: "h", Rule: "C10", Peer: "host", Section: "EXT", Seen: "no Mcp-Name"})
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("1 violation")) }, teatest.WithDuration(10*time.Second))
