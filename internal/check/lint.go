@@ -52,13 +52,16 @@ type Linter struct {
 	interval map[string]time.Duration
 	// lastPoll is when each host last sent tasks/get for a task (key host NUL taskId).
 	lastPoll map[string]time.Time
+	// declared remembers which clientCapabilities declare the tasks extension: a host sends
+	// the same few bytes on every request.
+	declared map[string]bool
 }
 
 // NewLinter returns a linter that calls report for each violation.
 func NewLinter(report func(Violation)) *Linter {
 	return &Linter{Report: report, Now: time.Now, status: map[string]string{}, created: map[string]time.Time{},
 		inputs: map[string]map[string]string{}, seen: map[string]bool{},
-		interval: map[string]time.Duration{}, lastPoll: map[string]time.Time{}}
+		interval: map[string]time.Duration{}, lastPoll: map[string]time.Time{}, declared: map[string]bool{}}
 }
 
 func (l *Linter) violate(v Violation) {
@@ -211,7 +214,7 @@ func (l *Linter) ObserveHost(r HostRequest) {
 		// tasks/get and there is no listing in 2026-07-28.
 		l.violateOnce("C28\x00"+r.Host+"\x00"+r.Method, host("C28", "SEP-2663 §Backward Compatibility; EXT §Task Polling",
 			fmt.Sprintf("%s sent %s on a 2026-07-28 connection, where it was removed", r.Host, r.Method)))
-	case modern && isTaskMethod && !declaresTasks(r.ClientCaps):
+	case modern && isTaskMethod && !l.declaresTasks(r.ClientCaps):
 		// EXT §Capability Negotiation: tasks/* without the extension declared get -32021.
 		l.violateOnce("C19\x00"+r.Host+"\x00"+r.Method, host("C19", "EXT §Capability Negotiation",
 			fmt.Sprintf("%s sent %s without declaring %s in _meta clientCapabilities", r.Host, r.Method, rpc.TasksExtension)))
@@ -285,8 +288,14 @@ func (l *Linter) ObserveHostError(r HostRequest, e *rpc.Error) {
 }
 
 // declaresTasks reports whether 2026-07-28 clientCapabilities declare the tasks extension.
-func declaresTasks(caps json.RawMessage) bool {
+func (l *Linter) declaresTasks(caps json.RawMessage) bool {
+	if ok, seen := l.declared[string(caps)]; seen {
+		return ok
+	}
 	_, ok := obj(obj(caps)["extensions"])[rpc.TasksExtension]
+	if len(l.declared) < 256 {
+		l.declared[string(caps)] = ok
+	}
 	return ok
 }
 

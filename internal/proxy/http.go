@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -73,9 +74,12 @@ func (p *Proxy) Handler(opts HTTPOptions) (http.Handler, error) {
 		tr = t
 	}
 	f.rp = &httputil.ReverseProxy{
-		Rewrite:        f.rewrite,
-		Transport:      tr,
-		FlushInterval:  -1,
+		Rewrite:   f.rewrite,
+		Transport: tr,
+		// Event streams and bodies of unknown length are flushed at every write whatever this
+		// says; a JSON answer of known length goes out whole when the handler ends.
+		FlushInterval:  0,
+		BufferPool:     copyBuffers{},
 		ModifyResponse: f.modifyResponse,
 		ErrorHandler:   f.errorHandler,
 		ErrorLog:       log.New(io.Discard, "", 0),
@@ -362,6 +366,15 @@ func (f *httpFront) errorHandler(w http.ResponseWriter, r *http.Request, err err
 	f.p.notice(h, "%s", msg)
 	http.Error(w, "mcptask proxy: "+msg, http.StatusBadGateway)
 }
+
+// copyBuffers lends the reverse proxy its copy buffers; without a pool it allocates (and
+// zeroes) 32 KiB for every answer, which at a thousand polls a second is most of the garbage.
+type copyBuffers struct{}
+
+var copyBufferPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+func (copyBuffers) Get() []byte  { return copyBufferPool.Get().(*[32 << 10]byte)[:] }
+func (copyBuffers) Put(b []byte) { copyBufferPool.Put((*[32 << 10]byte)(b)) }
 
 type errReader struct{ err error }
 
