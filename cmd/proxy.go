@@ -126,6 +126,9 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		defer func() { _ = file.Sync(); _ = file.Close() }()
 		popts.Record = &syncWriter{w: file}
 	}
+	if f.Global.Trace {
+		popts.Trace = errOut
+	}
 	if ref.URL == "" {
 		return runStdioProxy(ctx, f, ref, popts, errOut)
 	}
@@ -177,7 +180,8 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 		fmt.Fprintf(errOut, "mcptask: warning: listening on %s, not on loopback: whoever can reach it can use the server through it, with the credentials of the hosts that pass\n", ln.Addr())
 	}
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
-	tuiOn := f.IO.IsStdoutTTY() && !f.Global.JSON && f.Getenv("TERM") != "dumb" && f.Getenv("MCPTASK_NO_TUI") == ""
+	// The view needs the terminal to itself: --trace writes there too.
+	tuiOn := f.IO.IsStdoutTTY() && !f.Global.JSON && !f.Global.Trace && f.Getenv("TERM") != "dumb" && f.Getenv("MCPTASK_NO_TUI") == ""
 	var view *proxyView
 	if tuiOn {
 		ledger := ""

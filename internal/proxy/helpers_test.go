@@ -64,17 +64,18 @@ type rig struct {
 	store  *state.Store
 	ledger *Ledger
 	rec    *lockedBuffer
+	trace  *lockedBuffer
 	ev     *events
 }
 
 // newRig starts a proxy in front of upstream on loopback.
 func newRig(t *testing.T, upstream string) *rig {
 	t.Helper()
-	r := &rig{up: upstream, rec: &lockedBuffer{}, ev: &events{}}
+	r := &rig{up: upstream, rec: &lockedBuffer{}, trace: &lockedBuffer{}, ev: &events{}}
 	r.store = state.Open(filepath.Join(t.TempDir(), "tasks.json"))
 	r.ledger = NewLedger(r.store, nil)
 	r.ledger.BatchEvery = 10 * time.Millisecond
-	r.p = New(Options{Server: state.Server{URL: upstream}, Ledger: r.ledger, Record: r.rec, OnEvent: r.ev.add})
+	r.p = New(Options{Server: state.Server{URL: upstream}, Ledger: r.ledger, Record: r.rec, Trace: r.trace, OnEvent: r.ev.add})
 	h, err := r.p.Handler(HTTPOptions{Upstream: upstream})
 	if err != nil {
 		t.Fatal(err)

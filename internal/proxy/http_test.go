@@ -268,6 +268,11 @@ func TestTransparent(t *testing.T) {
 	if strings.Contains(rec, "top-secret") || strings.Contains(rec, "a=1") {
 		t.Errorf("the record holds a secret:\n%s", rec)
 	}
+	trace := r.trace.String()
+	if strings.Contains(trace, "top-secret") || !strings.Contains(trace, "] POST ") || !strings.Contains(trace, "Authorization: [redacted]") ||
+		!strings.Contains(trace, "< HTTP 418") || !strings.Contains(trace, `"odd   spacing kept"`) {
+		t.Errorf("the trace:\n%s", trace)
+	}
 	checkRecord(t, rec)
 }
 

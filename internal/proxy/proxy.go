@@ -45,6 +45,8 @@ type Options struct {
 	Ledger *Ledger
 	// Record receives the --record NDJSON stream; nil turns recording off.
 	Record io.Writer
+	// Trace receives the human-readable --trace form of the same stream (secrets redacted).
+	Trace io.Writer
 	// Secret names headers redacted in the record besides Authorization and cookies.
 	Secret []string
 	// OnEvent receives what the live view and the plain lines show. It is called on the
@@ -209,7 +211,7 @@ func New(opts Options) *Proxy {
 		opts.MaxInspect = DefaultMaxInspect
 	}
 	p := &Proxy{opts: opts, hosts: map[string]*host{}, tasks: map[string]*taskState{}}
-	p.rec = newRecorder(opts.Record, opts.Secret, opts.Now)
+	p.rec = newRecorder(opts.Record, opts.Trace, opts.Secret, opts.Now)
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
 	if opts.Ledger != nil && opts.Ledger.writeErr == nil {
