@@ -270,7 +270,7 @@ func TestTransparent(t *testing.T) {
 	}
 	trace := r.trace.String()
 	if strings.Contains(trace, "top-secret") || !strings.Contains(trace, "] POST ") || !strings.Contains(trace, "Authorization: [redacted]") ||
-		!strings.Contains(trace, "< HTTP 418") || !strings.Contains(trace, `"odd   spacing kept"`) {
+		!strings.Contains(trace, "] HTTP 418") || !strings.Contains(trace, `"odd   spacing kept"`) {
 		t.Errorf("the trace:\n%s", trace)
 	}
 	checkRecord(t, rec)
