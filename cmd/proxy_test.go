@@ -303,3 +303,18 @@ func TestProxyLiveView(t *testing.T) {
 		t.Errorf("ledger %+v", recs)
 	}
 }
+
+// TestProxyNoLedger: --no-ledger keeps the proxy away from the ledger; everything else works.
+func TestProxyNoLedger(t *testing.T) {
+	up, _ := demoServer(t, demo.Options{})
+	ledger := filepath.Join(t.TempDir(), "proxy.json")
+	endpoint, errOut := startProxy(t, ledger, "--server", up, "--no-ledger")
+	r := runCLI(t, t.Context(), map[string]string{"MCPTASK_STATE": filepath.Join(t.TempDir(), "host.json")}, "call", "sleep", "--arg", "seconds=2", "--server", endpoint)
+	if r.Code != ExitOK {
+		t.Fatalf("call: %d %s", r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(ledger); !os.IsNotExist(err) {
+		t.Errorf("the proxy wrote a ledger with --no-ledger (%v)", err)
+	}
+	waitFor(t, "the task's lines", 5*time.Second, func() bool { return strings.Contains(errOut.String(), " completed done") })
+}

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +115,77 @@ func TestSessionsKeptApart(t *testing.T) {
 	created := r.ev.of(EventCreated)
 	if len(created) != 2 || created[0].Host == created[1].Host {
 		t.Errorf("created events %+v", created)
+	}
+}
+
+// TestTasksBothDirections: a 2025-11-25 server asks the host for a task-augmented sampling
+// request on the SSE stream of a tools/call; the host's CreateTaskResult (POSTed back) makes a
+// task that lives on the host: shown, but not written to the ledger, which only holds tasks
+// mcptask can follow. On a 2026-07-28 listen stream, notifications/tasks update the task's
+// status by push, and a progress notification there is the server's violation (B34).
+func TestTasksBothDirections(t *testing.T) {
+	answered := make(chan []byte, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case strings.Contains(string(body), `"result"`): // the host's answer to our request
+			answered <- body
+			w.WriteHeader(http.StatusAccepted)
+		case strings.Contains(string(body), "subscriptions/listen"):
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, m := range []string{
+				`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"taskIds":["srv-task"]},"_meta":{"io.modelcontextprotocol/subscriptionId":9}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"srv-task","status":"completed","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:01Z","ttlMs":null,"result":{"content":[]},"_meta":{"io.modelcontextprotocol/subscriptionId":9}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"_meta":{"io.modelcontextprotocol/subscriptionId":9}}}`,
+			} {
+				fmt.Fprintf(w, "data: %s\n\n", m)
+			}
+		default: // a 2025-11-25 tools/call whose stream asks the host for sampling, as a task
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: %s\n\n", `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"task":{"ttl":60000},"messages":[],"maxTokens":5}}`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-answered:
+			case <-time.After(10 * time.Second):
+			}
+			fmt.Fprintf(w, "data: %s\n\n", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}`)
+		}
+	}))
+	defer hs.Close()
+	r := newRig(t, hs.URL+"/mcp")
+	legacy := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Mcp-Session-Id": {"sess"}}
+	resp := post(t, t.Context(), r.url, legacy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
+	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	if !strings.Contains(line, "sampling/createMessage") {
+		t.Fatalf("first event %q", line)
+	}
+	ans := post(t, t.Context(), r.url, legacy, `{"jsonrpc":"2.0","id":"s1","result":{"task":{"taskId":"host-task","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000}}}`)
+	ans.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	created := r.ev.of(EventCreated)
+	if len(created) != 1 || created[0].Task.ID != "host-task" || !created[0].Task.OnHost || created[0].Task.Tool != "sampling/createMessage" {
+		t.Fatalf("created %+v", created)
+	}
+	if rec := record(t, r.store, "host-task"); rec != nil {
+		t.Errorf("a task on the host went to the ledger: %+v", rec)
+	}
+
+	// A 2026-07-28 listen stream.
+	resp = post(t, t.Context(), r.url, http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"subscriptions/listen"}},
+		`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["srv-task"]},`+modernMeta+`}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var pushed bool
+	for _, ev := range r.ev.of(EventStatus) {
+		if ev.Task.ID == "srv-task" && ev.Task.Status == "completed" && ev.Via == "push" {
+			pushed = true
+		}
+	}
+	if !pushed {
+		t.Errorf("notifications/tasks was not taken as a status: %+v", r.ev.of(EventStatus))
+	}
+	if rules := strings.Join(r.ev.rules(), " "); rules != "B34/server" {
+		t.Errorf("violations %q, want B34/server", rules)
 	}
 }
