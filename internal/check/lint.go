@@ -128,6 +128,9 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 	}
 	if method == "tools/call" {
 		l.created[id] = l.Now()
+		if len(l.created) > maxLinted {
+			l.forgetEnded()
+		}
 	}
 	if d := pollInterval(task); d > 0 {
 		l.interval[id] = d
@@ -160,6 +163,30 @@ func (l *Linter) ObserveStream(method string) {
 	defer l.mu.Unlock()
 	if method == "notifications/progress" || method == "notifications/message" {
 		l.violate(serverViolation("B34", "EXT §Task Status Notifications", "", method+" on a task's listen stream"))
+	}
+}
+
+// maxLinted is how many tasks the linter remembers before it forgets those that ended: a
+// proxy may run for days.
+const maxLinted = 10000
+
+// forgetEnded drops what the linter keeps of tasks that reached a terminal status.
+func (l *Linter) forgetEnded() {
+	for id, st := range l.status {
+		if st == "completed" || st == "failed" || st == "cancelled" {
+			delete(l.status, id)
+			delete(l.created, id)
+			delete(l.inputs, id)
+			delete(l.interval, id)
+		}
+	}
+	for k := range l.lastPoll {
+		if _, ok := l.created[k[strings.IndexByte(k, 0)+1:]]; !ok {
+			delete(l.lastPoll, k)
+		}
+	}
+	if len(l.seen) > maxLinted {
+		clear(l.seen) // a violation seen again is reported again: better than growing forever
 	}
 }
 

@@ -120,7 +120,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m, params, err := decodeHostMessage(body)
 		h = f.hostOf(r, params)
 		if p.rec != nil {
-			p.rec.line(true, h.label, f.requestLine(r, body, m))
+			p.rec.line(true, h.label(), f.requestLine(r, body, m))
 		}
 		if err != nil {
 			p.malformed(true, h, body, err)
@@ -130,23 +130,31 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h = f.hostOf(r, reqParams{})
 		if p.rec != nil {
-			p.rec.line(true, h.label, f.requestLine(r, body, nil))
+			p.rec.line(true, h.label(), f.requestLine(r, body, nil))
 		}
 	}
 	if x == nil {
 		x = &exchange{h: h, start: start}
 	}
 	x.httpMethod = r.Method
+	// Deferred, so that it happens also when the reverse proxy aborts a broken stream (by
+	// panicking with http.ErrAbortHandler, which net/http expects and handles).
+	defer func() {
+		x.mu.Lock()
+		if x.err == "" && r.Context().Err() != nil {
+			x.err = "the host went away before the answer was complete"
+		}
+		status := x.status
+		x.mu.Unlock()
+		p.settle(x)
+		if p.rec != nil {
+			p.rec.line(true, x.h.label(), x.summary(p.opts.Now().Sub(start)))
+		}
+		if r.Method == http.MethodDelete && status/100 == 2 && r.Header.Get("Mcp-Session-Id") != "" {
+			p.dropHost(x.h) // C25-TRANS §Session Management: the session is over
+		}
+	}()
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
-	if x.err == "" && r.Context().Err() != nil {
-		x.err = "the host went away before the answer was complete"
-	}
-	if p.rec != nil {
-		p.rec.line(true, x.h.label, x.summary(p.opts.Now().Sub(start)))
-	}
-	if r.Method == http.MethodDelete && x.status/100 == 2 && r.Header.Get("Mcp-Session-Id") != "" {
-		p.dropHost(x.h) // C25-TRANS §Session Management: the session is over
-	}
 }
 
 func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) map[string]any {
@@ -163,6 +171,8 @@ func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) ma
 
 // summary is the record's http-exchange line for x.
 func (x *exchange) summary(took time.Duration) map[string]any {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	line := map[string]any{"kind": "http-exchange", "httpMethod": x.httpMethod, "status": x.status,
 		"latencyMs": float64(took.Microseconds()) / 1000}
 	if x.msg != nil {
@@ -191,7 +201,13 @@ func (x *exchange) summary(took time.Duration) map[string]any {
 func (f *httpFront) hostOf(r *http.Request, params reqParams) *host {
 	ip := remoteIP(r)
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		return f.p.hostFor("s:"+sid, "session "+short(sid)+" @"+ip)
+		// Also a session whose initialize the proxy never saw (it started later): its
+		// tasks are still recorded with the session they belong to.
+		h := f.p.hostFor("s:"+sid, "session "+short(sid)+" @"+ip)
+		f.p.mu.Lock()
+		h.session = sid
+		f.p.mu.Unlock()
+		return h
 	}
 	if info := params.Meta.Info.String(); info != "" {
 		return f.p.hostFor("m:"+ip+"|"+info, info+" @"+ip)
@@ -210,7 +226,11 @@ func (p *Proxy) session(x *exchange, sid string) {
 	}
 	h := p.hostFor("s:"+sid, label)
 	p.mu.Lock()
-	h.session, h.label = sid, label
+	h.session = sid
+	if old := x.h; old != h && old.pending[x.msg.IDKey()] == x {
+		delete(old.pending, x.msg.IDKey())
+		h.pending[x.msg.IDKey()] = x
+	}
 	p.mu.Unlock()
 	x.h = h
 }
@@ -283,14 +303,16 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 	if x == nil {
 		return nil
 	}
+	x.mu.Lock()
 	x.status = resp.StatusCode
+	x.mu.Unlock()
 	if x.method() == "initialize" && resp.StatusCode/100 == 2 {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			p.session(x, sid)
 		}
 	}
 	if p.rec != nil {
-		p.rec.line(false, x.h.label, map[string]any{"kind": "http-response", "status": resp.StatusCode,
+		p.rec.line(false, x.h.label(), map[string]any{"kind": "http-response", "status": resp.StatusCode,
 			"latencyMs": float64(p.opts.Now().Sub(x.start).Microseconds()) / 1000,
 			"headers":   p.rec.headers(resp.Header), "contentType": resp.Header.Get("Content-Type")})
 	}
@@ -322,8 +344,10 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 		return nil
 	case err != nil:
 		// The server broke off mid-answer: the host gets what came and the same break.
+		x.mu.Lock()
 		x.err = "the server's answer broke off: " + err.Error()
-		p.notice(x.h, "%s", x.err)
+		x.mu.Unlock()
+		p.notice(x.h, "the server's answer broke off: %v", err)
 		resp.Body = struct {
 			io.Reader
 			io.Closer
@@ -343,7 +367,7 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	if p.rec != nil {
-		p.rec.line(false, x.h.label, map[string]any{"kind": "frame", "body": bodyValue(plain), "taskId": taskIDOf(plain)})
+		p.rec.line(false, x.h.label(), map[string]any{"kind": "frame", "body": bodyValue(plain), "taskId": taskIDOf(plain)})
 	}
 	p.fromServer(x.h, x, plain)
 	return nil
@@ -353,14 +377,18 @@ func (f *httpFront) errorHandler(w http.ResponseWriter, r *http.Request, err err
 	x, _ := r.Context().Value(ctxKey{}).(*exchange)
 	if r.Context().Err() != nil {
 		if x != nil {
+			x.mu.Lock()
 			x.err = "the host went away"
+			x.mu.Unlock()
 		}
 		return
 	}
 	var h *host
 	if x != nil {
 		h = x.h
+		x.mu.Lock()
 		x.status, x.err = http.StatusBadGateway, err.Error()
+		x.mu.Unlock()
 	}
 	msg := fmt.Sprintf("the server %s could not be reached: %v", rpc.RedactURL(f.up.String()), rpc.RedactURL(err.Error()))
 	f.p.notice(h, "%s", msg)

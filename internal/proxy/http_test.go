@@ -407,3 +407,51 @@ func TestUnreachableServer(t *testing.T) {
 		t.Errorf("notices %+v", n)
 	}
 }
+
+// TestResumedStreamCarriesTheTask: a 2025-11-25 server's SSE answer to tools/call breaks after
+// an event id; the host resumes with GET and Last-Event-ID, and the CreateTaskResult arrives
+// on that GET. The proxy still writes the task to the ledger before the host reads it.
+func TestResumedStreamCarriesTheTask(t *testing.T) {
+	var lastEventID atomic.Pointer[string]
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		if r.Method == http.MethodGet {
+			id := r.Header.Get("Last-Event-Id")
+			lastEventID.Store(&id)
+			fmt.Fprintf(w, "id: 2\ndata: %s\n\n", `{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"resumed-task","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":null}}}`)
+			return
+		}
+		fmt.Fprint(w, "id: 1\nretry: 10\ndata: \n\n") // a priming event, then the connection breaks
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer hs.Close()
+	r := newRig(t, hs.URL+"/mcp")
+	legacy := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}, "Mcp-Session-Id": {"sess-r"}}
+	resp := post(t, t.Context(), r.url, legacy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, r.url, nil)
+	req.Header = legacy.Clone()
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-Id", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	line := ""
+	for !strings.HasPrefix(line, "data:") {
+		if line, err = br.ReadString('\n'); err != nil {
+			t.Fatalf("the resumed stream ended: %v", err)
+		}
+	}
+	if rec := record(t, r.store, "resumed-task"); rec == nil || rec.SessionID != "sess-r" || rec.Tool != "slow" || rec.Era != rpc.VersionLegacy {
+		t.Fatalf("after reading %q the ledger holds %+v", line, rec)
+	}
+	resp.Body.Close()
+	if id := lastEventID.Load(); id == nil || *id != "1" {
+		t.Errorf("the server got Last-Event-ID %v", id)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
@@ -32,6 +33,9 @@ import (
 // DefaultMaxInspect is how much of one message the proxy reads to look at it. A larger message
 // is forwarded unchanged without being inspected, and that is reported.
 const DefaultMaxInspect = 32 << 20
+
+// maxTasks is how many tasks the proxy remembers before it forgets those that ended.
+const maxTasks = 10000
 
 // Via marks a ledger record created by a host through the proxy.
 const Via = "proxy"
@@ -118,7 +122,10 @@ type Proxy struct {
 // host is one host conversation, kept apart from the others: a 2025-11-25 HTTP session, a
 // 2026-07-28 host (stateless: told apart by its clientInfo and address), or the stdio host.
 type host struct {
-	key, label string
+	key string
+	// name is the host's label in events and the record; it learns the clientInfo, so it
+	// changes, and it is read without the proxy's lock.
+	name       atomic.Pointer[string]
 	era        rpc.Era
 	version    string
 	session    string
@@ -131,6 +138,38 @@ type host struct {
 	serverReqs map[string]serverReq
 	stdio      bool
 }
+
+func (h *host) label() string       { return *h.name.Load() }
+
+// prunePending forgets requests that never got an answer (their host gave up on them) once
+// there are many; the caller holds the proxy's lock.
+func (h *host) prunePending(now time.Time) {
+	for k, x := range h.pending {
+		if now.Sub(x.start) > 10*time.Minute {
+			delete(h.pending, k)
+		}
+	}
+}
+
+// settle forgets x once its HTTP request is over, unless its answer may still come on a
+// resumed stream (2025-11-25 only).
+func (p *Proxy) settle(x *exchange) {
+	if x.msg == nil {
+		return
+	}
+	x.mu.Lock()
+	keep := !x.answered && x.era == rpc.EraLegacy
+	x.mu.Unlock()
+	if keep {
+		return
+	}
+	p.mu.Lock()
+	if x.h.pending[x.msg.IDKey()] == x {
+		delete(x.h.pending, x.msg.IDKey())
+	}
+	p.mu.Unlock()
+}
+func (h *host) setLabel(name string) { h.name.Store(&name) }
 
 type serverReq struct {
 	method string
@@ -154,12 +193,15 @@ type exchange struct {
 	start   time.Time
 	// httpMethod is the HTTP method of the request ("" on stdio).
 	httpMethod string
-	// Filled as the answer arrives, for the record's summary line.
-	status  int
-	rpcErr  *rpc.Error
-	err     string
-	taskID  string
-	created bool
+	// Filled as the answer arrives, for the record's summary line. The answer may come on
+	// another request's stream (a 2025-11-25 GET resuming a broken one), hence the lock.
+	mu       sync.Mutex
+	status   int
+	rpcErr   *rpc.Error
+	err      string
+	taskID   string
+	created  bool
+	answered bool
 }
 
 func (x *exchange) method() string {
@@ -258,7 +300,7 @@ func (p *Proxy) malformed(toServer bool, h *host, data []byte, err error) {
 		peer = check.PeerHost
 	}
 	if h != nil {
-		label = h.label
+		label = h.label()
 	}
 	msg := err.Error()
 	if len(data) == 0 {
@@ -273,7 +315,7 @@ func (p *Proxy) notice(h *host, format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	label := ""
 	if h != nil {
-		label = h.label
+		label = h.label()
 	}
 	if p.rec != nil {
 		p.rec.line(false, label, map[string]any{"kind": "proxy-notice", "peer": "proxy", "message": text})
@@ -286,7 +328,8 @@ func (p *Proxy) hostFor(key, label string) *host {
 	p.mu.Lock()
 	h := p.hosts[key]
 	if h == nil {
-		h = &host{key: key, label: label, pending: map[string]*exchange{}, serverReqs: map[string]serverReq{}}
+		h = &host{key: key, pending: map[string]*exchange{}, serverReqs: map[string]serverReq{}}
+		h.setLabel(label)
 		p.hosts[key] = h
 	}
 	p.mu.Unlock()
@@ -358,22 +401,27 @@ func (p *Proxy) hostRequest(h *host, m *rpc.Message, params reqParams, hdr http.
 		}
 	}
 	serverCaps := h.serverCaps
+	// The answer comes back on the stdio stream, or over HTTP on this request's answer, or
+	// (2025-11-25) on a GET that resumes its broken stream: look it up by id either way.
+	h.pending[m.IDKey()] = x
+	if len(h.pending) > 4096 {
+		h.prunePending(x.start)
+	}
 	if h.stdio {
-		h.pending[m.IDKey()] = x
-		if info := x.params.Meta.Info.String() + x.params.ClientInfo.String(); info != "" && h.label == "stdio host" {
-			h.label = info + " (stdio)"
+		if info := x.params.Meta.Info.String() + x.params.ClientInfo.String(); info != "" && h.label() == "stdio host" {
+			h.setLabel(info + " (stdio)")
 		}
 	}
 	p.mu.Unlock()
 	p.lint.ObserveHost(x.hostRequest(serverCaps))
 	if m.Method == "tasks/get" && x.params.TaskID != "" {
-		p.emit(Event{Kind: EventPoll, Host: h.label, Task: TaskInfo{ID: x.params.TaskID}})
+		p.emit(Event{Kind: EventPoll, Host: h.label(), Task: TaskInfo{ID: x.params.TaskID}})
 	}
 	return x
 }
 
 func (x *exchange) hostRequest(serverCaps json.RawMessage) check.HostRequest {
-	return check.HostRequest{Host: x.h.label, Era: x.era, Method: x.msg.Method, TaskID: x.params.TaskID,
+	return check.HostRequest{Host: x.h.label(), Era: x.era, Method: x.msg.Method, TaskID: x.params.TaskID,
 		HTTP: x.header != nil, Header: x.header, ClientCaps: x.params.Meta.Caps, ServerCaps: serverCaps, TaskParam: x.params.hasTask()}
 }
 
@@ -401,9 +449,9 @@ func (p *Proxy) hostResponse(h *host, m *rpc.Message) {
 	info := TaskInfo{ID: t.TaskID, Tool: req.method, Status: string(t.Status), Message: t.StatusMessage, Era: string(rpc.EraLegacy),
 		Version: h.version, PollInterval: t.PollInterval, CreatedAt: t.CreatedAt, OnHost: true}
 	p.mu.Lock()
-	p.tasks[t.TaskID] = &taskState{info: info, host: h.label}
+	p.tasks[t.TaskID] = &taskState{info: info, host: h.label()}
 	p.mu.Unlock()
-	p.emit(Event{Kind: EventCreated, Host: h.label, Task: info, Via: "create"})
+	p.emit(Event{Kind: EventCreated, Host: h.label(), Task: info, Via: "create"})
 }
 
 // fromServer inspects a message the server sent, before it is forwarded to the host. x is the
@@ -417,16 +465,14 @@ func (p *Proxy) fromServer(h *host, x *exchange, data []byte) {
 	}
 	switch {
 	case m.IsResponse():
+		p.mu.Lock()
 		if x == nil || x.msg == nil || !sameID(x.msg, m) {
-			p.mu.Lock()
-			if px := h.pending[m.IDKey()]; px != nil {
-				x = px
-				delete(h.pending, m.IDKey())
-			} else {
-				x = nil
-			}
-			p.mu.Unlock()
+			x = h.pending[m.IDKey()]
 		}
+		if x != nil && h.pending[m.IDKey()] == x {
+			delete(h.pending, m.IDKey())
+		}
+		p.mu.Unlock()
 		if x != nil {
 			p.response(x, m)
 		}
@@ -450,7 +496,7 @@ func (p *Proxy) serverRequest(h *host, x *exchange, m *rpc.Message) {
 		era = rpc.EraModern
 	}
 	if era == rpc.EraModern {
-		p.violation(check.Violation{Rule: "B35", Section: "C26-HTTP §Receiving Messages; C26-STDIO §Receiving Messages", Host: h.label,
+		p.violation(check.Violation{Rule: "B35", Section: "C26-HTTP §Receiving Messages; C26-STDIO §Receiving Messages", Host: h.label(),
 			Seen: fmt.Sprintf("the server sent a JSON-RPC request (%s) to a 2026-07-28 host", m.Method)})
 		return
 	}
@@ -461,7 +507,7 @@ func (p *Proxy) serverRequest(h *host, x *exchange, m *rpc.Message) {
 		var caps map[string]json.RawMessage
 		_ = json.Unmarshal(clientCaps, &caps)
 		if _, ok := caps[need]; !ok {
-			p.violation(check.Violation{Rule: "caps", Section: "C25-LIFE §Operation", Host: h.label,
+			p.violation(check.Violation{Rule: "caps", Section: "C25-LIFE §Operation", Host: h.label(),
 				Seen: fmt.Sprintf("the server sent %s to a host that did not declare the %s capability", m.Method, need)})
 		}
 	}
@@ -487,10 +533,13 @@ func (p *Proxy) serverNotification(h *host, x *exchange, m *rpc.Message) {
 func (p *Proxy) response(x *exchange, m *rpc.Message) {
 	method := x.msg.Method
 	var rpcErr error
+	x.mu.Lock()
+	x.answered = true
 	if m.Error != nil {
 		x.rpcErr = m.Error
 		rpcErr = m.Error
 	}
+	x.mu.Unlock()
 	params := map[string]any{}
 	if x.params.TaskID != "" {
 		params["taskId"] = x.params.TaskID
@@ -558,8 +607,8 @@ func (p *Proxy) initialized(x *exchange, m *rpc.Message) {
 	if h.clientCaps == nil {
 		h.clientCaps = json.RawMessage("{}")
 	}
-	if info := x.params.ClientInfo.String(); info != "" && !strings.Contains(h.label, info) {
-		h.label = info + " (" + h.label + ")"
+	if info := x.params.ClientInfo.String(); info != "" && !strings.Contains(h.label(), info) {
+		h.setLabel(info + " (" + h.label() + ")")
 	}
 	p.mu.Unlock()
 }
@@ -607,11 +656,13 @@ func (p *Proxy) created(x *exchange, t *rpc.Task, era rpc.Era) {
 	if era == rpc.EraLegacy {
 		session = x.h.session
 	}
-	label := x.h.label
+	label := x.h.label()
 	p.mu.Unlock()
 	info := TaskInfo{ID: t.TaskID, Tool: x.params.Name, Status: string(t.Status), Message: t.StatusMessage, Era: string(era),
 		Version: version, PollInterval: t.PollInterval, CreatedAt: t.CreatedAt}
+	x.mu.Lock()
 	x.taskID, x.created = t.TaskID, true
+	x.mu.Unlock()
 	if p.opts.Ledger != nil {
 		srv := p.opts.Server
 		// The host's own credentials are passed through, never stored; the record names the
@@ -633,6 +684,14 @@ func (p *Proxy) created(x *exchange, t *rpc.Task, era rpc.Era) {
 	}
 	p.mu.Lock()
 	p.tasks[t.TaskID] = &taskState{info: info, host: label}
+	if len(p.tasks) > maxTasks {
+		// A proxy may run for days: forget the tasks that ended (the ledger keeps them).
+		for id, ts := range p.tasks {
+			if terminal(ts.info.Status) {
+				delete(p.tasks, id)
+			}
+		}
+	}
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventCreated, Host: label, Task: info, Via: "create"})
 }
@@ -664,7 +723,7 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 	if ts == nil {
 		// A task created before the proxy started (or by another route): follow it all the
 		// same; the ledger is updated only if it holds the task.
-		ts = &taskState{info: TaskInfo{ID: t.TaskID, Era: string(h.era), Version: h.version, CreatedAt: t.CreatedAt}, host: h.label}
+		ts = &taskState{info: TaskInfo{ID: t.TaskID, Era: string(h.era), Version: h.version, CreatedAt: t.CreatedAt}, host: h.label()}
 		p.tasks[t.TaskID] = ts
 	}
 	changed := ts.info.Status != string(t.Status) || ts.info.Message != t.StatusMessage ||
@@ -681,7 +740,7 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 	if !onHost {
 		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { applyTask(r, t) })
 	}
-	p.emit(Event{Kind: EventStatus, Host: h.label, Task: info, Via: via})
+	p.emit(Event{Kind: EventStatus, Host: h.label(), Task: info, Via: via})
 }
 
 // ledgerChange changes the record of task id: batched while it runs, at once when it ended
@@ -717,7 +776,7 @@ func (p *Proxy) taskEnded(h *host, id, status string) {
 			r.Status = status
 		}
 	})
-	p.emit(Event{Kind: EventStatus, Host: h.label, Task: info, Via: "result"})
+	p.emit(Event{Kind: EventStatus, Host: h.label(), Task: info, Via: "result"})
 }
 
 func terminal(status string) bool {

@@ -160,7 +160,7 @@ func (s *sseRelay) dispatch() {
 		return // a priming event
 	}
 	if s.p.rec != nil {
-		s.p.rec.line(false, s.h.label, map[string]any{"kind": "sse-event", "sse": "id=" + s.lastID, "body": bodyValue(data), "taskId": taskIDOf(data)})
+		s.p.rec.line(false, s.h.label(), map[string]any{"kind": "sse-event", "sse": "id=" + s.lastID, "body": bodyValue(data), "taskId": taskIDOf(data)})
 	}
 	s.p.fromServer(s.h, s.x, data)
 }

@@ -178,7 +178,7 @@ func (p *Proxy) frame(h *host, line []byte, toServer bool) {
 		return
 	}
 	if p.rec != nil {
-		p.rec.line(toServer, h.label, map[string]any{"kind": "frame", "body": bodyValue(msg), "taskId": taskIDOf(msg)})
+		p.rec.line(toServer, h.label(), map[string]any{"kind": "frame", "body": bodyValue(msg), "taskId": taskIDOf(msg)})
 	}
 	if toServer {
 		p.fromHost(h, msg)
