@@ -139,7 +139,7 @@ type host struct {
 	stdio      bool
 }
 
-func (h *host) label() string       { return *h.name.Load() }
+func (h *host) label() string { return *h.name.Load() }
 
 // prunePending forgets requests that never got an answer (their host gave up on them) once
 // there are many; the caller holds the proxy's lock.
