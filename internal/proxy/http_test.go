@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 )
 
 // TestRelayKeepsEveryTask drives mcptask's own client through the proxy against the demo
@@ -453,5 +456,32 @@ func TestResumedStreamCarriesTheTask(t *testing.T) {
 	resp.Body.Close()
 	if id := lastEventID.Load(); id == nil || *id != "1" {
 		t.Errorf("the server got Last-Event-ID %v", id)
+	}
+}
+
+// TestLedgerFailureForwardsAnyway: when the ledger cannot be written, the host still gets its
+// task (holding it back would break the host) and the failure is reported, naming the task.
+func TestLedgerFailureForwardsAnyway(t *testing.T) {
+	up := demoUpstream(t, demo.Options{})
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ev := &events{}
+	p := New(Options{Server: state.Server{URL: up}, Ledger: NewLedger(state.Open(filepath.Join(blocker, "tasks.json")), nil), OnEvent: ev.add})
+	h, _ := p.Handler(HTTPOptions{Upstream: up})
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	c := client(t, hs.URL+"/mcp", rpc.VersionModern)
+	res, err := c.CallTool(t.Context(), rpc.CallParams{Name: "sleep", Arguments: map[string]any{"seconds": 1}})
+	if err != nil || res.Task == nil {
+		t.Fatalf("the host did not get its task: %v", err)
+	}
+	n := ev.of(EventNotice)
+	if len(n) == 0 || !strings.Contains(n[0].Text, res.Task.TaskID) || !strings.Contains(n[0].Text, "ledger failed") {
+		t.Errorf("notices %+v", n)
+	}
+	if c := ev.of(EventCreated); len(c) != 1 || c[0].Task.InLedger {
+		t.Errorf("created %+v: want one, not in the ledger", c)
 	}
 }
