@@ -53,11 +53,13 @@ bytes (hop-by-hop headers aside), SSE events as they arrive, malformed messages 
 - both sides are linted live: the server rules of --record, and the host's side (tasks/get
   for an unknown id, polling faster than the poll interval, tasks/result or tasks/list in
   2026-07-28, a missing Mcp-Name on tasks/*, a capability used that was not declared).
-  Each violation is one line on stderr, and a line in the record.
+  Each violation is one line on stderr, and a line in the record. --trace prints the
+  same stream in human form on stderr (secrets redacted; no live view then).
 
 HTTP: --server URL (or the name of a server in an MCP config file) is the real endpoint;
 the proxy serves it on --listen (default 127.0.0.1 on a free port, printed at start) and
-passes every header through, Mcp-Session-Id, Mcp-* and Authorization included. Point the
+passes every header through, Mcp-Session-Id, Mcp-* and Authorization included (--header,
+--bearer-env and a named server's headers are added to requests that lack them). Point the
 host at the printed URL instead of the server's.
 
 stdio: --stdio 'command args' makes the proxy a stdio server that starts the real one and
