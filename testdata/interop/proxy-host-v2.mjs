@@ -8,7 +8,7 @@
 //     [--declare 1] [--lenient 1]
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { createTaskSessionFromClient, toolDeclaration } from "@modelcontextprotocol/ext-tasks/client";
+import { createTaskSessionFromClient, toolDeclaration, toolDeclarationFromMcpTool } from "@modelcontextprotocol/ext-tasks/client";
 
 const opts = {};
 for (let i = 2; i < process.argv.length; i += 2) opts[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
@@ -51,14 +51,21 @@ async function rawDispatch(request) {
   return msg.error ? { kind: "error", error: msg.error } : { kind: "result", result: msg.result };
 }
 
-// --declare gives the tool's declaration instead of listing tools: the demo server's 2026-07-28
-// tools/list still lacks the cache hints (ttlMs, cacheScope) the v2 client requires.
-const tools = opts.declare
-  ? { currentTool: (name) => (name === opts.tool ? toolDeclaration({ name, inputSchema: { type: "object" } }) : undefined) }
-  : undefined;
+// The tools are listed before the call, so that the declaration (taskSupport, which decides
+// whether a 2025-11-25 call asks for a task) is known when the call goes out; ext-tasks would
+// otherwise list them in the background and could lose that race. --declare gives the tool's
+// declaration instead: the demo server's 2026-07-28 tools/list still lacks the cache hints
+// (ttlMs, cacheScope) the v2 client requires.
+let tools;
+if (opts.declare) {
+  tools = { currentTool: (name) => (name === opts.tool ? toolDeclaration({ name, inputSchema: { type: "object" } }) : undefined) };
+} else {
+  const listed = new Map((await client.listTools()).tools.map((t) => [t.name, toolDeclarationFromMcpTool(t)]));
+  tools = { currentTool: (name) => listed.get(name) };
+}
 const session = createTaskSessionFromClient(client, {
   endpointId: "mcptask-proxy-test",
-  ...(tools ? { tools } : {}),
+  tools,
   ...(era === "modern"
     ? { rawDispatch, v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo, clientCapabilities: {} } }
     : {}),
