@@ -198,6 +198,14 @@ var statsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: tru
 // returns its CPU per poll.
 func runBarePoller(b *testing.B, recs []state.Record, d time.Duration) time.Duration {
 	b.Helper()
+	polls, cpu := barePollerRun(b, recs, d)
+	return cpu / time.Duration(polls)
+}
+
+// barePollerRun runs the bare poller over the tasks of recs (each polled at its record's
+// server URL) for d and returns how many polls it made and the CPU it used.
+func barePollerRun(b *testing.B, recs []state.Record, d time.Duration) (int, time.Duration) {
+	b.Helper()
 	body, hdr := captureTasksGet(b, recs[0].TaskID)
 	cfg := bareConfig{Interval: time.Second, Duration: d}
 	for _, r := range recs {
@@ -222,5 +230,5 @@ func runBarePoller(b *testing.B, recs []state.Record, d time.Duration) time.Dura
 		b.Fatalf("bare poller: %d polls, %d failures (%v): %s", polls, failures, err, out)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) / time.Duration(polls)
+	return polls, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

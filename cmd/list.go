@@ -32,7 +32,9 @@ func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cob
 back, saved before anything was printed, so that no task id is ever lost.
 
 By default only unfinished tasks are shown; --all adds finished and expired ones
-(finished tasks stay in the ledger only with --keep). With --remote, a 2025-11-25
+(finished tasks stay in the ledger only with --keep, or until 'mcptask prune' for
+tasks a host created through 'mcptask proxy'). Those tasks are marked in a VIA
+column ("proxy"; "via" in --json). With --remote, a 2025-11-25
 server that declares tasks.list is asked for its own list, shown beside the ledger
 (2026-07-28 has no tasks/list: the ledger is the only list there is).`,
 		Example: `  mcptask list
@@ -138,10 +140,22 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
 	if len(recs) > 0 {
-		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA\tSTATUS\tAGE\tMESSAGE")
+		// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
+		via := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Via != "" })
+		viaHead, viaCell := "", func(state.Record) string { return "" }
+		if via {
+			viaHead = "\tVIA"
+			viaCell = func(r state.Record) string {
+				if r.Via == "" {
+					return "\tmcptask"
+				}
+				return "\t" + termsafe.Line(r.Via)
+			}
+		}
+		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\tSTATUS\tAGE\tMESSAGE")
 		for _, r := range recs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(r.Tool), r.Era,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
+				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(r.Tool), r.Era, viaCell(r),
 				displayStatus(r, now), age(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
 		}
 	}

@@ -3,19 +3,38 @@ package check
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
-// Violation is a rule a server broke in traffic mcptask saw while recording.
+// Violation is a rule a server (or, through mcptask proxy, a host) broke in traffic mcptask
+// saw while recording.
 type Violation struct {
 	Rule    string `json:"rule"`
 	Section string `json:"section"`
 	TaskID  string `json:"taskId,omitempty"`
 	Seen    string `json:"seen"`
+	// Peer is the side that broke the rule: PeerServer or PeerHost. Empty means the server
+	// (a client's own recording has no host).
+	Peer string `json:"peer,omitempty"`
+	// Host names the proxied host concerned, when there is one.
+	Host string `json:"host,omitempty"`
 }
+
+// serverViolation is a violation of a server rule.
+func serverViolation(rule, section, taskID, seen string) Violation {
+	return Violation{Rule: rule, Section: section, TaskID: taskID, Seen: seen}
+}
+
+// The sides of a proxied conversation.
+const (
+	PeerServer = "server"
+	PeerHost   = "host"
+)
 
 // Linter checks live traffic against the server rules a client can see in passing: it is
 // rpc.ClientOptions.Observe while --record is on. Report receives each violation once.
@@ -29,16 +48,28 @@ type Linter struct {
 	created map[string]time.Time
 	inputs  map[string]map[string]string
 	seen    map[string]bool
+	// interval is the poll interval the server last gave for each task.
+	interval map[string]time.Duration
+	// lastPoll is when each host last sent tasks/get for a task (key host NUL taskId).
+	lastPoll map[string]time.Time
+	// declared remembers which clientCapabilities declare the tasks extension: a host sends
+	// the same few bytes on every request.
+	declared map[string]bool
 }
 
 // NewLinter returns a linter that calls report for each violation.
 func NewLinter(report func(Violation)) *Linter {
 	return &Linter{Report: report, Now: time.Now, status: map[string]string{}, created: map[string]time.Time{},
-		inputs: map[string]map[string]string{}, seen: map[string]bool{}}
+		inputs: map[string]map[string]string{}, seen: map[string]bool{},
+		interval: map[string]time.Duration{}, lastPoll: map[string]time.Time{}, declared: map[string]bool{}}
 }
 
 func (l *Linter) violate(v Violation) {
-	key := v.Rule + "\x00" + v.TaskID + "\x00" + v.Seen
+	l.violateOnce(v.Rule+"\x00"+v.TaskID+"\x00"+v.Seen, v)
+}
+
+// violateOnce reports v unless a violation with the same key was reported before.
+func (l *Linter) violateOnce(key string, v Violation) {
 	if l.seen[key] {
 		return
 	}
@@ -56,14 +87,14 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 	if err != nil {
 		if id, _ := params["taskId"].(string); modern && method == "tasks/get" && rpc.IsUnknownTask(err) {
 			if at, ok := l.created[id]; ok && l.Now().Sub(at) < 5*time.Second {
-				l.violate(Violation{"B25", "EXT §Task Creation", id, fmt.Sprintf("tasks/get failed %s after the task was created; creation must be strongly consistent", l.Now().Sub(at).Round(time.Millisecond))})
+				l.violate(serverViolation("B25", "EXT §Task Creation", id, fmt.Sprintf("tasks/get failed %s after the task was created; creation must be strongly consistent", l.Now().Sub(at).Round(time.Millisecond))))
 			}
 		}
 		return
 	}
 	m := obj(result)
 	if str(m["resultType"]) == "task" && method != "tools/call" {
-		l.violate(Violation{"B23", "EXT §Polymorphic Results", "", fmt.Sprintf("resultType \"task\" on %s; only tools/call may create a task", method)})
+		l.violate(serverViolation("B23", "EXT §Polymorphic Results", "", fmt.Sprintf("resultType \"task\" on %s; only tools/call may create a task", method)))
 	}
 	var task map[string]json.RawMessage
 	switch {
@@ -78,12 +109,12 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 	}
 	id := str(task["taskId"])
 	if id == "" {
-		l.violate(Violation{"fields", "schema Task", "", method + " answered a task without taskId"})
+		l.violate(serverViolation("fields", "schema Task", "", method+" answered a task without taskId"))
 		return
 	}
 	for _, k := range []string{"status", "createdAt", "lastUpdatedAt"} {
 		if _, ok := task[k]; !ok {
-			l.violate(Violation{"fields", "schema Task", id, method + " answered a task without " + k})
+			l.violate(serverViolation("fields", "schema Task", id, method+" answered a task without "+k))
 		}
 	}
 	wrong, right := []string{"ttlMs", "pollIntervalMs"}, "2025-11-25"
@@ -92,16 +123,22 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 	}
 	for _, k := range wrong {
 		if _, ok := task[k]; ok {
-			l.violate(Violation{"era-fields", "EXT-SCHEMA / C25-SCHEMA Task", id, fmt.Sprintf("%s carries %q, a field of the other era, on a %s connection", method, k, right)})
+			l.violate(serverViolation("era-fields", "EXT-SCHEMA / C25-SCHEMA Task", id, fmt.Sprintf("%s carries %q, a field of the other era, on a %s connection", method, k, right)))
 		}
 	}
 	if method == "tools/call" {
 		l.created[id] = l.Now()
+		if len(l.created) > maxLinted {
+			l.forgetEnded()
+		}
+	}
+	if d := pollInterval(task); d > 0 {
+		l.interval[id] = d
 	}
 	st := str(task["status"])
 	if prev, ok := l.status[id]; ok {
 		if msg := transitions([]string{prev, st}); msg != "" {
-			l.violate(Violation{"B33", "EXT §Task Status / C25-TASKS §Task Status Lifecycle", id, msg})
+			l.violate(serverViolation("B33", "EXT §Task Status / C25-TASKS §Task Status Lifecycle", id, msg))
 		}
 	}
 	l.status[id] = st
@@ -112,7 +149,7 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 		}
 		c := string(compact(v))
 		if old, ok := l.inputs[id][k]; ok && old != c {
-			l.violate(Violation{"B32", "EXT §Task Update Requests", id, fmt.Sprintf("inputRequests key %q was reused for a different request", k)})
+			l.violate(serverViolation("B32", "EXT §Task Update Requests", id, fmt.Sprintf("inputRequests key %q was reused for a different request", k)))
 		}
 		l.inputs[id][k] = c
 	}
@@ -125,6 +162,193 @@ func (l *Linter) ObserveStream(method string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if method == "notifications/progress" || method == "notifications/message" {
-		l.violate(Violation{"B34", "EXT §Task Status Notifications", "", method + " on a task's listen stream"})
+		l.violate(serverViolation("B34", "EXT §Task Status Notifications", "", method+" on a task's listen stream"))
 	}
+}
+
+// maxLinted is how many tasks the linter remembers before it forgets those that ended: a
+// proxy may run for days.
+const maxLinted = 10000
+
+// forgetEnded drops what the linter keeps of tasks that reached a terminal status.
+func (l *Linter) forgetEnded() {
+	for id, st := range l.status {
+		if st == "completed" || st == "failed" || st == "cancelled" {
+			delete(l.status, id)
+			delete(l.created, id)
+			delete(l.inputs, id)
+			delete(l.interval, id)
+		}
+	}
+	for k := range l.lastPoll {
+		if _, ok := l.created[k[strings.IndexByte(k, 0)+1:]]; !ok {
+			delete(l.lastPoll, k)
+		}
+	}
+	if len(l.seen) > maxLinted {
+		clear(l.seen) // a violation seen again is reported again: better than growing forever
+	}
+}
+
+// pollInterval reads a task's suggested poll interval, in either era's field.
+func pollInterval(task map[string]json.RawMessage) time.Duration {
+	raw := task["pollIntervalMs"]
+	if raw == nil {
+		raw = task["pollInterval"]
+	}
+	var ms float64
+	if json.Unmarshal(raw, &ms) != nil || ms <= 0 || ms > 1e9 {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// HostRequest is one request a host sent through mcptask proxy, with what the host-side rules
+// need to judge it. Hosts are kept apart by Host, so that two hosts polling the same task are
+// not taken for one host polling twice as fast.
+type HostRequest struct {
+	Host   string
+	Era    rpc.Era
+	Method string
+	// TaskID is params.taskId of a tasks/* request.
+	TaskID string
+	// HTTP is set over Streamable HTTP; Header then holds the request's headers.
+	HTTP   bool
+	Header http.Header
+	// ClientCaps is a 2026-07-28 request's _meta clientCapabilities, nil when absent.
+	ClientCaps json.RawMessage
+	// ServerCaps is what the server declared to this host at initialize (2025-11-25), nil
+	// when the proxy did not see the handshake.
+	ServerCaps json.RawMessage
+	// TaskParam says the request carried params.task (2025-11-25 task augmentation).
+	TaskParam bool
+}
+
+// ObserveHost checks one request a host sent, against the client rules of PROTOCOL.md §5 that
+// a proxy can see. It is called before the request is forwarded.
+func (l *Linter) ObserveHost(r HostRequest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.Now()
+	host := func(rule, section, seen string) Violation {
+		return Violation{Rule: rule, Section: section, TaskID: r.TaskID, Seen: seen, Peer: PeerHost, Host: r.Host}
+	}
+	modern := r.Era == rpc.EraModern
+	isTaskMethod := r.Method == "tasks/get" || r.Method == "tasks/update" || r.Method == "tasks/cancel"
+	switch {
+	case modern && (r.Method == "tasks/result" || r.Method == "tasks/list"):
+		// SEP-2663 §Backward Compatibility; EXT §Task Polling: the result is inline in
+		// tasks/get and there is no listing in 2026-07-28.
+		l.violateOnce("C28\x00"+r.Host+"\x00"+r.Method, host("C28", "SEP-2663 §Backward Compatibility; EXT §Task Polling",
+			fmt.Sprintf("%s sent %s on a 2026-07-28 connection, where it was removed", r.Host, r.Method)))
+	case modern && isTaskMethod && !l.declaresTasks(r.ClientCaps):
+		// EXT §Capability Negotiation: tasks/* without the extension declared get -32021.
+		l.violateOnce("C19\x00"+r.Host+"\x00"+r.Method, host("C19", "EXT §Capability Negotiation",
+			fmt.Sprintf("%s sent %s without declaring %s in _meta clientCapabilities", r.Host, r.Method, rpc.TasksExtension)))
+	case modern && r.Method == "tools/call" && r.TaskParam:
+		l.violateOnce("C22\x00"+r.Host, host("C22", "SEP-2663 §Backward Compatibility",
+			fmt.Sprintf("%s sent the 2025-11-25 task param on a 2026-07-28 tools/call", r.Host)))
+	case !modern && r.ServerCaps != nil:
+		if what := undeclared(r); what != "" {
+			l.violateOnce("C4\x00"+r.Host+"\x00"+r.Method, host("C4", "C25-LIFE §Operation; C25-TASKS §Capabilities",
+				fmt.Sprintf("%s sent %s although the server did not declare %s", r.Host, r.Method, what)))
+		}
+	}
+	if modern && r.HTTP && isTaskMethod {
+		// EXT §Streamable HTTP: Routing Headers: Mcp-Name MUST carry params.taskId.
+		name, err := rpc.DecodeHeaderValue(r.Header.Get("Mcp-Name"))
+		switch {
+		case r.Header.Get("Mcp-Name") == "":
+			l.violateOnce("C10\x00"+r.Host+"\x00"+r.Method, host("C10", "EXT §Streamable HTTP: Routing Headers",
+				fmt.Sprintf("%s sent %s without the Mcp-Name header", r.Host, r.Method)))
+		case err != nil || name != r.TaskID:
+			l.violateOnce("C10\x00"+r.Host+"\x00"+r.Method+"\x00mismatch", host("C10", "EXT §Streamable HTTP: Routing Headers",
+				fmt.Sprintf("%s sent %s with an Mcp-Name that is not its taskId", r.Host, r.Method)))
+		}
+	}
+	if modern && r.HTTP {
+		// C26-HTTP §Standard Request Headers: Mcp-Method on every request.
+		if m := r.Header.Get("Mcp-Method"); m != r.Method {
+			seen := fmt.Sprintf("%s sent %s without the Mcp-Method header", r.Host, r.Method)
+			if m != "" {
+				seen = fmt.Sprintf("%s sent %s with Mcp-Method %q", r.Host, r.Method, m)
+			}
+			l.violateOnce("C9\x00"+r.Host+"\x00"+r.Method, host("C9", "C26-HTTP §Standard Request Headers", seen))
+		}
+	}
+	key := r.Host + "\x00" + r.TaskID
+	switch r.Method {
+	case "tasks/get":
+		// C25-TASKS §Getting Tasks; EXT §Task Polling: requestors SHOULD respect the poll
+		// interval. More than a quarter faster than asked counts, so that timer jitter does not.
+		if last, ok := l.lastPoll[key]; ok {
+			if want := l.interval[r.TaskID]; want > 0 && now.Sub(last) < want*3/4 {
+				l.violateOnce("C24\x00"+key, host("C24", "C25-TASKS §Getting Tasks; EXT §Task Polling",
+					fmt.Sprintf("%s polled again after %s; the server asked for every %s", r.Host, now.Sub(last).Round(time.Millisecond), want)))
+			}
+		}
+		l.lastPoll[key] = now
+	case "tasks/update", "tasks/cancel", "tasks/result":
+		// After answering or cancelling, polling again at once is what a host should do.
+		delete(l.lastPoll, key)
+	}
+}
+
+// ObserveHostError checks the server's error answer to a host's request: a tasks/* request for
+// an id the server does not know (-32602) that was never created where the linter could see
+// it is the host's mistake (a mangled, stale or invented id), not the server's.
+func (l *Linter) ObserveHostError(r HostRequest, e *rpc.Error) {
+	if e == nil || e.Code != rpc.CodeInvalidParams || r.TaskID == "" || !strings.HasPrefix(r.Method, "tasks/") {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.created[r.TaskID]; ok {
+		return
+	}
+	if _, ok := l.status[r.TaskID]; ok {
+		return
+	}
+	l.violateOnce("unknown-task\x00"+r.Host+"\x00"+r.TaskID, Violation{Rule: "unknown-task", Section: "C25-TASKS §Error Handling; EXT §Protocol Errors",
+		TaskID: r.TaskID, Peer: PeerHost, Host: r.Host,
+		Seen: fmt.Sprintf("%s sent %s for a task id the server does not know and that was never created through this proxy", r.Host, r.Method)})
+}
+
+// declaresTasks reports whether 2026-07-28 clientCapabilities declare the tasks extension.
+func (l *Linter) declaresTasks(caps json.RawMessage) bool {
+	if ok, seen := l.declared[string(caps)]; seen {
+		return ok
+	}
+	_, ok := obj(obj(caps)["extensions"])[rpc.TasksExtension]
+	if len(l.declared) < 256 {
+		l.declared[string(caps)] = ok
+	}
+	return ok
+}
+
+// undeclared names the 2025-11-25 server capability a request needs and the server did not
+// declare, or "" (C25-TASKS §Capabilities: tasks/list needs tasks.list, tasks/cancel needs
+// tasks.cancel, a task-augmented tools/call needs tasks.requests.tools.call).
+func undeclared(r HostRequest) string {
+	tasks := obj(obj(r.ServerCaps)["tasks"])
+	has := func(path ...string) bool {
+		m := tasks
+		for _, p := range path {
+			v, ok := m[p]
+			if !ok {
+				return false
+			}
+			m = obj(v)
+		}
+		return true
+	}
+	switch {
+	case r.Method == "tasks/list" && !has("list"):
+		return "tasks.list"
+	case r.Method == "tasks/cancel" && !has("cancel"):
+		return "tasks.cancel"
+	case r.Method == "tools/call" && r.TaskParam && !has("requests", "tools", "call"):
+		return "tasks.requests.tools.call"
+	}
+	return ""
 }

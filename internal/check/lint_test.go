@@ -2,6 +2,8 @@ package check
 
 import (
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +37,55 @@ func TestLinterFlagsWhatItSees(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("violations %v, want %v", got, want)
 		}
+	}
+}
+
+func TestLinterFlagsTheHost(t *testing.T) {
+	var got []Violation
+	l := NewLinter(func(v Violation) { got = append(got, v) })
+	now := time.Unix(1000, 0)
+	l.Now = func() time.Time { return now }
+	caps := json.RawMessage(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)
+	hdr := func(method, name string) http.Header {
+		h := http.Header{"Mcp-Method": {method}}
+		if name != "" {
+			h.Set("Mcp-Name", name)
+		}
+		return h
+	}
+	req := func(host, method, id string, h http.Header) HostRequest {
+		return HostRequest{Host: host, Era: rpc.EraModern, Method: method, TaskID: id, HTTP: true, Header: h, ClientCaps: caps}
+	}
+	// The server says: poll every second.
+	l.Observe(rpc.EraModern, "tools/call", nil, json.RawMessage(`{"resultType":"task","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null,"pollIntervalMs":1000}`), nil)
+	l.ObserveHost(req("a", "tasks/get", "t1", hdr("tasks/get", "t1")))
+	now = now.Add(900 * time.Millisecond) // within a quarter of the interval: fine
+	l.ObserveHost(req("a", "tasks/get", "t1", hdr("tasks/get", "t1")))
+	now = now.Add(200 * time.Millisecond) // another host, its first poll: fine
+	l.ObserveHost(req("b", "tasks/get", "t1", hdr("tasks/get", "t1")))
+	now = now.Add(300 * time.Millisecond) // host b again: too fast
+	l.ObserveHost(req("b", "tasks/get", "t1", hdr("tasks/get", "t1")))
+	l.ObserveHost(req("a", "tasks/update", "t1", hdr("tasks/update", "t1")))
+	now = now.Add(10 * time.Millisecond) // right after an update: fine
+	l.ObserveHost(req("a", "tasks/get", "t1", hdr("tasks/get", "t1")))
+	l.ObserveHost(req("a", "tasks/result", "t1", hdr("tasks/result", "t1")))
+	l.ObserveHost(req("a", "tasks/cancel", "t1", hdr("tasks/cancel", "")))
+	l.ObserveHost(req("a", "tasks/update", "t1", hdr("tasks/update", "t2")))
+	l.ObserveHost(HostRequest{Host: "a", Era: rpc.EraModern, Method: "tasks/get", TaskID: "t1", HTTP: true, Header: hdr("tasks/get", "t1")})
+	l.ObserveHost(HostRequest{Host: "c", Era: rpc.EraLegacy, Method: "tasks/list", ServerCaps: json.RawMessage(`{"tasks":{"cancel":{}}}`)})
+	l.ObserveHost(HostRequest{Host: "c", Era: rpc.EraLegacy, Method: "tasks/cancel", ServerCaps: json.RawMessage(`{"tasks":{"cancel":{}}}`)})
+	l.ObserveHost(HostRequest{Host: "c", Era: rpc.EraLegacy, Method: "tools/call", TaskParam: true, ServerCaps: json.RawMessage(`{}`)})
+	l.ObserveHostError(HostRequest{Host: "c", Method: "tasks/get", TaskID: "never"}, &rpc.Error{Code: rpc.CodeInvalidParams})
+	l.ObserveHostError(HostRequest{Host: "c", Method: "tasks/get", TaskID: "t1"}, &rpc.Error{Code: rpc.CodeInvalidParams})
+	var rules []string
+	for _, v := range got {
+		if v.Peer != PeerHost {
+			t.Errorf("%s reported against %q, want the host", v.Rule, v.Peer)
+		}
+		rules = append(rules, v.Rule+"@"+v.Host)
+	}
+	want := []string{"C24@b", "C28@a", "C10@a", "C10@a", "C19@a", "C4@c", "C4@c", "unknown-task@c"}
+	if strings.Join(rules, " ") != strings.Join(want, " ") {
+		t.Errorf("violations\n%v, want\n%v", rules, want)
 	}
 }

@@ -95,8 +95,11 @@ type Record struct {
 	ResultShown bool `json:"resultShown,omitempty"`
 	// LastError is what went wrong the last time the task was followed (a garbage answer, a
 	// refused request); cleared by the next good update.
-	LastError string    `json:"lastError,omitempty"`
-	SavedAt   time.Time `json:"savedAt"`
+	LastError string `json:"lastError,omitempty"`
+	// Via says who created the task when it was not an mcptask command: "proxy" for a task a
+	// host created through `mcptask proxy`.
+	Via     string    `json:"via,omitempty"`
+	SavedAt time.Time `json:"savedAt"`
 }
 
 // Terminal reports whether the task reached completed, failed or cancelled.

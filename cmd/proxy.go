@@ -1,0 +1,429 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/proxy"
+	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/mcptask/mcptask/internal/tui"
+	"github.com/spf13/cobra"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// ProxyOptions are the inputs of `mcptask proxy`.
+type ProxyOptions struct {
+	f           *Factory
+	Listen      string
+	NoLedger    bool
+	PrintConfig string
+}
+
+// NewCmdProxy returns `mcptask proxy`.
+func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *cobra.Command {
+	opts := &ProxyOptions{f: f}
+	c := &cobra.Command{
+		Use:   "proxy (--server URL|NAME [--listen ADDR] | --stdio 'command args' | --print-config NAME)",
+		Short: "Stand between an MCP host and a server: record, lint and keep every task the host creates",
+		Long: `Put mcptask between any MCP host (an editor, a desktop app, an agent framework) and
+any server. The traffic is forwarded unchanged, both ways: same status codes, headers and
+bytes (hop-by-hop headers aside), SSE events as they arrive, malformed messages as they are
+(reported, never repaired). On the way:
+
+- every task the host creates is written to the mcptask ledger before the host learns of
+  it, with the server, era, negotiated version and 2025-11-25 session, marked "via proxy";
+  status changes the proxy sees update it. 'mcptask list', 'watch', 'result' and 'resume'
+  then follow or recover the host's tasks, even after the host died. --no-ledger turns
+  this off.
+- --record FILE writes the traffic as NDJSON, like the client's recorder, with a direction
+  and a peer (host or server) on every line; Authorization and cookie values are redacted.
+- both sides are linted live: the server rules of --record, and the host's side (tasks/get
+  for an unknown id, polling faster than the poll interval, tasks/result or tasks/list in
+  2026-07-28, a missing Mcp-Name on tasks/*, a capability used that was not declared).
+  Each violation is one line on stderr, and a line in the record. --trace prints the
+  same stream in human form on stderr (secrets redacted; no live view then).
+
+HTTP: --server URL (or the name of a server in an MCP config file) is the real endpoint;
+the proxy serves it on --listen (default 127.0.0.1 on a free port, printed at start) and
+passes every header through, Mcp-Session-Id, Mcp-* and Authorization included (--header,
+--bearer-env and a named server's headers are added to requests that lack them). Point the
+host at the printed URL instead of the server's.
+
+stdio: --stdio 'command args' makes the proxy a stdio server that starts the real one and
+relays its frames; in the host's config, "command": "server", "args": [...] becomes
+"command": "mcptask", "args": ["proxy", "--stdio", "server ..."]. --print-config NAME
+prints that rewritten entry for a server named in a config file.
+
+On a terminal the proxy shows a live view of the tasks passing through (tool, status,
+message, age, who polls them and how often) and a count of violations per rule; elsewhere
+(and always over stdio, whose stdout belongs to the host) it prints one line per task event
+and violation on stderr. It runs until interrupted (exit 0); a stdio proxy ends with its
+server and exits with the server's exit code.`,
+		Example: `  # HTTP: serve the real server on a local port, then point the host at it
+  mcptask proxy --server https://mcp.example.com/mcp --listen 127.0.0.1:7070 --record host.ndjson
+
+  # stdio: the entry of a host's .mcp.json, rewritten
+  mcptask proxy --print-config builds
+  mcptask proxy --stdio 'npx -y @modelcontextprotocol/server-everything stdio'
+
+  # Recover the tasks of a host that crashed
+  mcptask list
+  mcptask resume`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runProxy(c.Context(), opts, c)
+		},
+	}
+	c.Flags().StringVar(&opts.Listen, "listen", "", "address `HOST:PORT` to serve the HTTP endpoint on (default 127.0.0.1 and a free port)")
+	c.Flags().BoolVar(&opts.NoLedger, "no-ledger", false, "do not write the hosts' tasks to the ledger")
+	c.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the config entry of server `NAME` rewritten to go through the proxy, and exit")
+	return c
+}
+
+func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
+	f := opts.f
+	if opts.PrintConfig != "" {
+		return printProxyConfig(f, opts, c)
+	}
+	ref, hdr, err := f.serverRef()
+	if err != nil {
+		return err
+	}
+	if ref.URL == "" && opts.Listen != "" {
+		return flagErrorf("--listen serves HTTP and needs an HTTP --server; a stdio server is proxied over stdio (drop --listen)")
+	}
+	if f.Global.Protocol != "auto" {
+		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
+	}
+	errOut := &syncWriter{w: f.IO.ErrOut}
+	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames}
+	if !opts.NoLedger {
+		st, err := f.ledger()
+		if err != nil {
+			return err
+		}
+		popts.Ledger = proxy.NewLedger(st, nil) // failures become notices of the proxy
+	}
+	if f.Global.Record != "" {
+		file, err := os.OpenFile(f.Global.Record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return flagErrorf("--record %s: %v", f.Global.Record, err)
+		}
+		defer func() { _ = file.Sync(); _ = file.Close() }()
+		popts.Record = &syncWriter{w: file}
+	}
+	if f.Global.Trace {
+		popts.Trace = errOut
+	}
+	if ref.URL == "" {
+		return runStdioProxy(ctx, f, ref, popts, errOut)
+	}
+	return runHTTPProxy(ctx, f, opts, ref, hdr, popts, errOut)
+}
+
+// syncWriter serialises writes: the proxy's lines, the server's stderr and the record come
+// from several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.Options, errOut io.Writer) error {
+	popts.OnEvent = plainEvents(errOut)
+	p := proxy.New(popts)
+	defer p.Close()
+	code, err := p.RunStdio(ctx, proxy.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), In: f.IO.In, Out: f.IO.Out, Stderr: errOut})
+	if err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	if code != 0 {
+		return &ExitError{Code: code, Err: fmt.Errorf("the server exited with code %d", code), Silent: true}
+	}
+	return nil
+}
+
+func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref ServerRef, hdr http.Header, popts proxy.Options, errOut io.Writer) error {
+	listen := opts.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return flagErrorf("--listen %q: want HOST:PORT, such as 127.0.0.1:7070", listen)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", listen, err)
+	}
+	defer ln.Close()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		fmt.Fprintf(errOut, "mcptask: warning: listening on %s, not on loopback: whoever can reach it can use the server through it, with the credentials of the hosts that pass\n", ln.Addr())
+	}
+	endpoint := "http://" + ln.Addr().String() + "/mcp"
+	// The view needs the terminal to itself: --trace writes there too.
+	tuiOn := f.IO.IsStdoutTTY() && !f.Global.JSON && !f.Global.Trace && f.Getenv("TERM") != "dumb" && f.Getenv("MCPTASK_NO_TUI") == ""
+	var view *proxyView
+	if tuiOn {
+		ledger := ""
+		if popts.Ledger != nil {
+			ledger = popts.Ledger.Path()
+		}
+		view = newProxyView(f, endpoint, ref.URL, ledger)
+		popts.OnEvent = view.send
+	} else {
+		popts.OnEvent = plainEvents(errOut)
+	}
+	p := proxy.New(popts)
+	defer p.Close()
+	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref.URL)
+	if popts.Ledger != nil {
+		fmt.Fprintf(errOut, "mcptask: the hosts' tasks go to the ledger %s\n", popts.Ledger.Path())
+	}
+	if view != nil {
+		err = view.run(ctx)
+	} else {
+		select {
+		case <-ctx.Done():
+		case err = <-served:
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil {
+		_ = srv.Close() // streams still open: end them
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// plainEvents prints one line per task event and violation: no view, no terminal.
+func plainEvents(w io.Writer) func(proxy.Event) {
+	return func(ev proxy.Event) {
+		if line := eventLine(ev); line != "" {
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// eventLine renders ev as the one-line form of the plain output, "" for events that have none
+// (polls). Every string from a host or a server is made safe for a terminal.
+func eventLine(ev proxy.Event) string {
+	ts := ev.Time.UTC().Format(time.RFC3339)
+	t := ev.Task
+	switch ev.Kind {
+	case proxy.EventCreated:
+		where := ""
+		if t.OnHost {
+			where = " (a task on the host)"
+		}
+		s := fmt.Sprintf("%s %s created by %s: %s, MCP %s, %s", ts, termsafe.Line(t.ID), termsafe.Line(ev.Host), termsafe.Line(t.Tool), t.Version, termsafe.Line(t.Status))
+		if t.Message != "" {
+			s += " " + termsafe.Line(t.Message)
+		}
+		return s + where
+	case proxy.EventStatus:
+		s := fmt.Sprintf("%s %s %s", ts, termsafe.Line(t.ID), termsafe.Line(t.Status))
+		if t.Message != "" {
+			s += " " + termsafe.Line(t.Message)
+		}
+		if ev.Via == "push" {
+			s += " (push)"
+		}
+		return s
+	case proxy.EventViolation:
+		v := ev.Violation
+		who := "the server"
+		if v.Peer == check.PeerHost {
+			who = "the host " + termsafe.Line(v.Host)
+		}
+		return fmt.Sprintf("%s violation: %s broke rule %s (%s): %s", ts, who, v.Rule, v.Section, termsafe.Line(v.Seen))
+	case proxy.EventNotice:
+		return fmt.Sprintf("%s notice: %s", ts, termsafe.Line(ev.Text))
+	}
+	return ""
+}
+
+// printProxyConfig prints the config entry of a named server, rewritten to go through the
+// proxy: a stdio entry runs `mcptask proxy --stdio`, an HTTP entry points at --listen.
+func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
+	name := opts.PrintConfig
+	servers, err := f.loadServers()
+	if err != nil {
+		return err
+	}
+	var src *namedServer
+	for i := range servers {
+		if servers[i].Name == name {
+			src = &servers[i]
+			break
+		}
+	}
+	if src == nil {
+		return flagErrorf("--print-config %q: no server of that name in the config files; 'mcptask servers' lists them", name)
+	}
+	// The entry as the file has it, so that fields mcptask does not know (cwd, type, …) stay.
+	entry, err := rawServerEntry(src.Source, name)
+	if err != nil {
+		return err
+	}
+	// Flags given with --print-config are carried into the proxy's command line.
+	var extra []string
+	if opts.NoLedger {
+		extra = append(extra, "--no-ledger")
+	}
+	for _, fl := range []string{"record", "state", "config"} {
+		if fg := c.Flags().Lookup(fl); fg != nil && fg.Changed {
+			v := fg.Value.String()
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+			extra = append(extra, "--"+fl, v)
+		}
+	}
+	if src.URL != "" {
+		if opts.Listen == "" {
+			return flagErrorf("server %q is an HTTP server: give --listen 127.0.0.1:PORT, the address the proxy will serve it on", name)
+		}
+		entry["url"] = "http://" + opts.Listen + "/mcp"
+		// The host's headers pass through the proxy unchanged, so they stay in the entry.
+		hint := append([]string{"mcptask", "proxy", "--server", name, "--listen", opts.Listen}, extra...)
+		fmt.Fprintf(f.IO.ErrOut, "mcptask: run the proxy with: %s\n", strings.Join(quoteAll(hint), " "))
+	} else {
+		if src.Command == "" {
+			return flagErrorf("server %q in %s has neither url nor command", name, src.Source)
+		}
+		entry["command"] = selfCommand()
+		entry["args"] = append(append([]string{"proxy"}, extra...), "--stdio", strings.Join(quoteAll(append([]string{src.Command}, src.Args...)), " "))
+	}
+	return writeJSON(f.IO.Out, map[string]any{"mcpServers": map[string]any{name: entry}})
+}
+
+// rawServerEntry reads the entry of server name from a config file as it is written.
+func rawServerEntry(file, name string) (map[string]any, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+		Servers    map[string]map[string]any `json:"servers"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("config file %s is not valid JSON: %v", file, err)
+	}
+	if e, ok := doc.MCPServers[name]; ok {
+		return e, nil
+	}
+	if e, ok := doc.Servers[name]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("server %q not found in %s", name, file)
+}
+
+// selfCommand is how a host should start this mcptask: "mcptask" when that is what PATH finds,
+// else the absolute path of the running binary (desktop apps often have a short PATH).
+func selfCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "mcptask"
+	}
+	if p, err := exec.LookPath("mcptask"); err == nil {
+		if a, err := filepath.EvalSymlinks(p); err == nil {
+			if b, err := filepath.EvalSymlinks(self); err == nil && a == b {
+				return "mcptask"
+			}
+		}
+	}
+	return self
+}
+
+// proxyView runs the live view of the proxy: the proxy's events go into the program through a
+// buffered channel, so that a slow terminal never holds up the traffic (polls are dropped
+// first when the buffer is full).
+type proxyView struct {
+	f    *Factory
+	opts tui.ProxyOptions
+	ch   chan tui.ProxyEvent
+}
+
+func newProxyView(f *Factory, endpoint, upstream, ledger string) *proxyView {
+	return &proxyView{f: f, ch: make(chan tui.ProxyEvent, 4096),
+		opts: tui.ProxyOptions{Listen: endpoint, Upstream: upstream, Ledger: ledger, NoColor: f.Getenv("NO_COLOR") != ""}}
+}
+
+func (v *proxyView) send(ev proxy.Event) {
+	e := tuiEvent(ev)
+	select {
+	case v.ch <- e:
+	default:
+		if ev.Kind != proxy.EventPoll {
+			v.ch <- e
+		}
+	}
+}
+
+// tuiEvent converts a proxy event for the view.
+func tuiEvent(ev proxy.Event) tui.ProxyEvent {
+	t := ev.Task
+	return tui.ProxyEvent{Kind: string(ev.Kind), Time: ev.Time, Host: ev.Host, TaskID: t.ID, Tool: t.Tool, Status: t.Status,
+		Message: t.Message, Version: t.Version, PollInterval: t.PollInterval, CreatedAt: t.CreatedAt, OnHost: t.OnHost,
+		Push: ev.Via == "push", Rule: ev.Violation.Rule, Section: ev.Violation.Section, Peer: ev.Violation.Peer,
+		Seen: ev.Violation.Seen, Text: ev.Text}
+}
+
+// run shows the view until the user quits or ctx ends.
+func (v *proxyView) run(ctx context.Context) error {
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(v.f.IO.In), tea.WithOutput(v.f.IO.Out), tea.WithFPS(tui.FPS)}
+	if w, h := v.f.IO.Size(); w > 0 && h > 0 {
+		popts = append(popts, tea.WithWindowSize(w, h))
+	}
+	prog := tea.NewProgram(tui.NewProxyModel(v.opts), popts...)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case e := <-v.ch:
+				prog.Send(tui.ProxyEventMsg(e))
+			case <-done:
+				return
+			}
+		}
+	}()
+	_, err := prog.Run()
+	if err != nil && ctx.Err() == nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fmt.Errorf("proxy view: %w", err)
+	}
+	return nil
+}

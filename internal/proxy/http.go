@@ -1,0 +1,443 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+)
+
+// HTTPOptions configure the Streamable HTTP front of the proxy.
+type HTTPOptions struct {
+	// Upstream is the server's MCP endpoint.
+	Upstream string
+	// Header is added to a request that lacks it: the headers of a server named in a config
+	// file. The values are secrets: redacted in the record, never stored.
+	Header http.Header
+	// Insecure turns TLS verification off towards the server (--insecure).
+	Insecure bool
+	// Transport replaces the connection pool to the server (tests).
+	Transport http.RoundTripper
+}
+
+type ctxKey struct{}
+
+// httpFront serves the MCP endpoint to hosts and forwards every request to the server with
+// net/http/httputil's ReverseProxy, which already does what a faithful HTTP proxy must: drop
+// hop-by-hop headers and nothing else, stream bodies, flush each write of an event stream at
+// once, and abort the host's connection when the server's breaks, so that a server dying
+// mid-stream looks the same through the proxy as without it.
+type httpFront struct {
+	p     *Proxy
+	up    *url.URL
+	rp    *httputil.ReverseProxy
+	extra http.Header
+}
+
+// Handler returns the handler of the proxy's MCP endpoint. It serves every path: "/", "/mcp"
+// and the server's own path go to the server's endpoint; any other path (an OAuth metadata
+// document, say) goes to the same path on the server's origin.
+func (p *Proxy) Handler(opts HTTPOptions) (http.Handler, error) {
+	up, err := url.Parse(opts.Upstream)
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		return nil, fmt.Errorf("invalid server URL %q", rpc.RedactURL(opts.Upstream))
+	}
+	f := &httpFront{p: p, up: up, extra: opts.Header.Clone()}
+	tr := opts.Transport
+	if tr == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// No cap on connections: hosts hold long-lived streams (GET, subscriptions/listen)
+		// and a cap would make every other request wait behind them.
+		t.MaxConnsPerHost = 0
+		t.MaxIdleConnsPerHost = 64
+		t.IdleConnTimeout = 90 * time.Second
+		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		// The host's Accept-Encoding goes through as the host sent it (filtered, see
+		// rewrite); net/http must not add its own and decompress behind the host's back.
+		t.DisableCompression = true
+		if opts.Insecure {
+			t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user asked for --insecure
+		}
+		tr = t
+	}
+	f.rp = &httputil.ReverseProxy{
+		Rewrite:   f.rewrite,
+		Transport: tr,
+		// Event streams and bodies of unknown length are flushed at every write whatever this
+		// says; a JSON answer of known length goes out whole when the handler ends.
+		FlushInterval:  0,
+		BufferPool:     copyBuffers{},
+		ModifyResponse: f.modifyResponse,
+		ErrorHandler:   f.errorHandler,
+		ErrorLog:       log.New(io.Discard, "", 0),
+	}
+	return f, nil
+}
+
+func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := f.p
+	start := p.opts.Now()
+	var body []byte
+	inspect := r.Method == http.MethodPost
+	if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+		b, more, err := readUpTo(r.Body, p.opts.MaxInspect)
+		if err != nil {
+			// The host went away while sending, or its body broke off: nothing to forward.
+			p.notice(nil, "a request body from %s could not be read: %v", remoteIP(r), err)
+			http.Error(w, "mcptask proxy: the request body could not be read", http.StatusBadRequest)
+			return
+		}
+		body = b
+		if more {
+			inspect = false
+			p.notice(nil, "a request from %s larger than %d bytes was forwarded without being inspected", remoteIP(r), p.opts.MaxInspect)
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+		} else {
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+			r.TransferEncoding = nil
+		}
+	}
+	var x *exchange
+	var h *host
+	if inspect {
+		m, params, err := decodeHostMessage(body)
+		h = f.hostOf(r, params)
+		if p.rec != nil {
+			p.rec.line(true, h.label(), f.requestLine(r, body, m))
+		}
+		if err != nil {
+			p.malformed(true, h, body, err)
+		} else {
+			x = p.hostMessage(h, m, params, r.Header)
+		}
+	} else {
+		h = f.hostOf(r, reqParams{})
+		if p.rec != nil {
+			p.rec.line(true, h.label(), f.requestLine(r, body, nil))
+		}
+	}
+	if x == nil {
+		x = &exchange{h: h, start: start}
+	}
+	x.httpMethod = r.Method
+	// Deferred, so that it happens also when the reverse proxy aborts a broken stream (by
+	// panicking with http.ErrAbortHandler, which net/http expects and handles).
+	defer func() {
+		x.mu.Lock()
+		if x.err == "" && r.Context().Err() != nil {
+			x.err = "the host went away before the answer was complete"
+		}
+		status := x.status
+		x.mu.Unlock()
+		p.settle(x)
+		if p.rec != nil {
+			p.rec.line(true, x.h.label(), x.summary(p.opts.Now().Sub(start)))
+		}
+		if r.Method == http.MethodDelete && status/100 == 2 && r.Header.Get("Mcp-Session-Id") != "" {
+			p.dropHost(x.h) // C25-TRANS §Session Management: the session is over
+		}
+	}()
+	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
+}
+
+func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) map[string]any {
+	line := map[string]any{"kind": "http-request", "httpMethod": r.Method, "url": rpc.RedactURL(f.target(r.URL).String()),
+		"headers": f.p.rec.headers(r.Header)}
+	if len(body) > 0 {
+		line["body"], line["taskId"] = bodyValue(body), taskIDOf(body)
+		if m != nil {
+			line["method"] = m.Method
+		}
+	}
+	return line
+}
+
+// summary is the record's http-exchange line for x.
+func (x *exchange) summary(took time.Duration) map[string]any {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	line := map[string]any{"kind": "http-exchange", "httpMethod": x.httpMethod, "status": x.status,
+		"latencyMs": float64(took.Microseconds()) / 1000}
+	if x.msg != nil {
+		line["method"], line["id"] = x.msg.Method, x.msg.ID
+	}
+	switch {
+	case x.taskID != "":
+		line["taskId"] = x.taskID
+	case x.params.TaskID != "":
+		line["taskId"] = x.params.TaskID
+	}
+	if x.created {
+		line["taskCreated"] = true
+	}
+	switch {
+	case x.err != "":
+		line["error"] = x.err
+	case x.rpcErr != nil:
+		line["rpcError"] = x.rpcErr
+	}
+	return line
+}
+
+// hostOf tells which host sent r: its 2025-11-25 session when it has one, else its clientInfo
+// (2026-07-28 requests carry it) and address, else its address.
+func (f *httpFront) hostOf(r *http.Request, params reqParams) *host {
+	ip := remoteIP(r)
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		// Also a session whose initialize the proxy never saw (it started later): its
+		// tasks are still recorded with the session they belong to.
+		h := f.p.hostFor("s:"+sid, "session "+short(sid)+" @"+ip)
+		f.p.mu.Lock()
+		h.session = sid
+		f.p.mu.Unlock()
+		return h
+	}
+	if info := params.Meta.Info.String(); info != "" {
+		return f.p.hostFor("m:"+ip+"|"+info, info+" @"+ip)
+	}
+	if info := params.ClientInfo.String(); info != "" {
+		return f.p.hostFor("a:"+ip+"|"+info, info+" @"+ip)
+	}
+	return f.p.hostFor("a:"+ip, ip)
+}
+
+// session moves x to the host of the 2025-11-25 session its initialize opened.
+func (p *Proxy) session(x *exchange, sid string) {
+	label := "session " + short(sid)
+	if info := x.params.ClientInfo.String(); info != "" {
+		label = info + " (" + label + ")"
+	}
+	h := p.hostFor("s:"+sid, label)
+	p.mu.Lock()
+	h.session = sid
+	if old := x.h; old != h && old.pending[x.msg.IDKey()] == x {
+		delete(old.pending, x.msg.IDKey())
+		h.pending[x.msg.IDKey()] = x
+	}
+	p.mu.Unlock()
+	x.h = h
+}
+
+func short(s string) string {
+	if len(s) > 8 {
+		return s[:8]
+	}
+	return s
+}
+
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// target is the server URL a request to path u goes to.
+func (f *httpFront) target(u *url.URL) *url.URL {
+	t := *f.up
+	switch u.Path {
+	case "", "/", "/mcp", "/mcp/", f.up.Path:
+	default:
+		t.Path, t.RawPath = u.Path, u.RawPath
+		t.RawQuery = ""
+	}
+	if u.RawQuery != "" {
+		if t.RawQuery != "" {
+			t.RawQuery += "&"
+		}
+		t.RawQuery += u.RawQuery
+	}
+	return &t
+}
+
+func (f *httpFront) rewrite(pr *httputil.ProxyRequest) {
+	pr.Out.URL = f.target(pr.In.URL)
+	pr.Out.Host = ""
+	for k, v := range f.extra {
+		if len(pr.Out.Header.Values(k)) == 0 {
+			pr.Out.Header[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	// The proxy reads what it forwards, so it can only accept encodings it can decode; the
+	// others are dropped from Accept-Encoding (the server then sends something readable).
+	if ae := pr.Out.Header.Values("Accept-Encoding"); len(ae) > 0 {
+		var keep []string
+		for _, v := range ae {
+			for _, tok := range strings.Split(v, ",") {
+				name, _, _ := strings.Cut(strings.TrimSpace(tok), ";")
+				switch strings.ToLower(strings.TrimSpace(name)) {
+				case "gzip", "x-gzip", "deflate", "identity":
+					keep = append(keep, strings.TrimSpace(tok))
+				}
+			}
+		}
+		if len(keep) == 0 {
+			pr.Out.Header.Del("Accept-Encoding")
+		} else {
+			pr.Out.Header.Set("Accept-Encoding", strings.Join(keep, ", "))
+		}
+	}
+}
+
+func (f *httpFront) modifyResponse(resp *http.Response) error {
+	p := f.p
+	x, _ := resp.Request.Context().Value(ctxKey{}).(*exchange)
+	if x == nil {
+		return nil
+	}
+	x.mu.Lock()
+	x.status = resp.StatusCode
+	x.mu.Unlock()
+	if x.method() == "initialize" && resp.StatusCode/100 == 2 {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			p.session(x, sid)
+		}
+	}
+	if p.rec != nil {
+		p.rec.line(false, x.h.label(), map[string]any{"kind": "http-response", "status": resp.StatusCode,
+			"latencyMs": float64(p.opts.Now().Sub(x.start).Microseconds()) / 1000,
+			"headers":   p.rec.headers(resp.Header), "contentType": resp.Header.Get("Content-Type")})
+	}
+	if resp.Body == nil || resp.Body == http.NoBody || resp.Request.Method == http.MethodHead {
+		return nil
+	}
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+		if enc != "" && enc != "identity" {
+			p.notice(x.h, "an event stream compressed with %q was forwarded without being inspected", enc)
+			return nil
+		}
+		resp.Body = newSSERelay(resp.Body, p, x.h, x)
+		return nil
+	}
+	if x.httpMethod != http.MethodPost {
+		return nil
+	}
+	// One JSON answer: read it whole, look at it (a CreateTaskResult goes to the ledger now),
+	// then let the reverse proxy send the same bytes.
+	data, more, err := readUpTo(resp.Body, p.opts.MaxInspect)
+	switch {
+	case more:
+		p.notice(x.h, "an answer larger than %d bytes was forwarded without being inspected", p.opts.MaxInspect)
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+		return nil
+	case err != nil:
+		// The server broke off mid-answer: the host gets what came and the same break.
+		x.mu.Lock()
+		x.err = "the server's answer broke off: " + err.Error()
+		x.mu.Unlock()
+		p.notice(x.h, "the server's answer broke off: %v", err)
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), errReader{err}), resp.Body}
+		return nil
+	}
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	plain := data
+	if enc == "gzip" || enc == "x-gzip" || enc == "deflate" {
+		if plain, err = decompress(enc, data); err != nil {
+			p.notice(x.h, "an answer compressed with %q could not be decoded for inspection: %v", enc, err)
+			return nil
+		}
+	}
+	if len(bytes.TrimSpace(plain)) == 0 {
+		return nil
+	}
+	if p.rec != nil {
+		p.rec.line(false, x.h.label(), map[string]any{"kind": "frame", "body": bodyValue(plain), "taskId": taskIDOf(plain)})
+	}
+	p.fromServer(x.h, x, plain)
+	return nil
+}
+
+func (f *httpFront) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	x, _ := r.Context().Value(ctxKey{}).(*exchange)
+	if r.Context().Err() != nil {
+		if x != nil {
+			x.mu.Lock()
+			x.err = "the host went away"
+			x.mu.Unlock()
+		}
+		return
+	}
+	var h *host
+	if x != nil {
+		h = x.h
+		x.mu.Lock()
+		x.status, x.err = http.StatusBadGateway, err.Error()
+		x.mu.Unlock()
+	}
+	msg := fmt.Sprintf("the server %s could not be reached: %v", rpc.RedactURL(f.up.String()), rpc.RedactURL(err.Error()))
+	f.p.notice(h, "%s", msg)
+	http.Error(w, "mcptask proxy: "+msg, http.StatusBadGateway)
+}
+
+// copyBuffers lends the reverse proxy its copy buffers; without a pool it allocates (and
+// zeroes) 32 KiB for every answer, which at a thousand polls a second is most of the garbage.
+type copyBuffers struct{}
+
+var copyBufferPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+func (copyBuffers) Get() []byte  { return copyBufferPool.Get().(*[32 << 10]byte)[:] }
+func (copyBuffers) Put(b []byte) { copyBufferPool.Put((*[32 << 10]byte)(b)) }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// readUpTo reads r to its end, or max bytes; more reports that r holds more than max.
+func readUpTo(r io.Reader, max int) (data []byte, more bool, err error) {
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return buf.Bytes(), false, err
+	}
+	if n > int64(max) {
+		return buf.Bytes(), true, nil
+	}
+	return buf.Bytes(), false, nil
+}
+
+func decompress(enc string, data []byte) ([]byte, error) {
+	var r io.ReadCloser
+	var err error
+	if enc == "deflate" {
+		r, err = zlib.NewReader(bytes.NewReader(data))
+	} else {
+		r, err = gzip.NewReader(bytes.NewReader(data))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, DefaultMaxInspect))
+}
+
+// mediaType returns the lower-case type/subtype of a Content-Type value.
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}

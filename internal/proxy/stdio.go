@@ -1,0 +1,203 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// StdioOptions configure the stdio relay: the proxy is itself a stdio server to its host, and
+// starts the real server as its child.
+type StdioOptions struct {
+	// Argv is the server command and its arguments; Dir its working directory ("" = ours).
+	Argv []string
+	Dir  string
+	// Env holds extra KEY=VALUE pairs for the server (a named server's config env); the
+	// server inherits the proxy's own environment too, as it would the host's.
+	Env []string
+	// In is what the host writes (the proxy's stdin), Out what the host reads (its stdout).
+	In  io.Reader
+	Out io.Writer
+	// Stderr receives the server's stderr, line by line (the proxy's stderr, which the host
+	// keeps as the server's log).
+	Stderr io.Writer
+	// ShutdownWait is how long the server gets after its stdin closes, and after SIGTERM,
+	// before the next step of C25-LIFE §Shutdown (2 s each).
+	ShutdownWait time.Duration
+}
+
+// RunStdio starts the server and relays newline-delimited JSON-RPC frames both ways, unchanged,
+// until the server exits or the host closes its end (then the server is shut down: its stdin
+// closed, SIGTERM, SIGKILL), or ctx ends (the same). It returns the server's exit code.
+func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
+	if len(o.Argv) == 0 || o.Argv[0] == "" {
+		return 0, errors.New("empty server command")
+	}
+	if o.ShutdownWait <= 0 {
+		o.ShutdownWait = 2 * time.Second
+	}
+	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+	cmd.Dir = o.Dir
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", o.Argv[0], err)
+	}
+	h := p.hostFor("stdio", "stdio host")
+	p.mu.Lock()
+	h.stdio = true
+	p.mu.Unlock()
+
+	var logs sync.WaitGroup
+	logs.Add(1)
+	go func() {
+		defer logs.Done()
+		copyLines(stderr, o.Stderr)
+	}()
+	hostDone := make(chan error, 1)
+	go func() {
+		err := p.relay(o.In, stdin, h, true)
+		stdin.Close() // the host is gone: the server sees its stdin end, as it would have
+		hostDone <- err
+	}()
+	serverDone := make(chan error, 1)
+	go func() { serverDone <- p.relay(stdout, o.Out, h, false) }()
+
+	stopping := false
+	var timer <-chan time.Time
+	signals := []os.Signal{syscall.SIGTERM, os.Kill}
+	step := func() {
+		if !stopping {
+			stopping = true
+			stdin.Close()
+		} else if len(signals) > 0 {
+			_ = cmd.Process.Signal(signals[0])
+			signals = signals[1:]
+		}
+		timer = time.After(o.ShutdownWait)
+	}
+	ctxDone := ctx.Done()
+	hostEnd := (<-chan error)(hostDone)
+	for waiting := true; waiting; {
+		select {
+		case <-serverDone:
+			waiting = false
+		case err := <-hostEnd:
+			hostEnd = nil
+			if err != nil && !stopping {
+				p.notice(h, "reading from the host failed: %v", err)
+			}
+			step()
+		case <-ctxDone:
+			ctxDone = nil
+			step()
+		case <-timer:
+			step()
+		}
+	}
+	logs.Wait()
+	werr := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		if code := ee.ExitCode(); code >= 0 {
+			return code, nil
+		}
+		return 0, nil // stopped by the shutdown sequence
+	}
+	return 0, werr
+}
+
+// relay copies lines from src to dst, looking at each one first. A frame from the server that
+// creates a task is written to the ledger before it is passed on.
+func (p *Proxy) relay(src io.Reader, dst io.Writer, h *host, toServer bool) error {
+	br := bufio.NewReaderSize(src, 64<<10)
+	var line []byte
+	skipping := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			line = append(line, chunk...)
+			if len(line) > p.opts.MaxInspect {
+				if !skipping {
+					p.notice(h, "a frame larger than %d bytes was forwarded without being inspected", p.opts.MaxInspect)
+				}
+				skipping = true
+				if _, werr := dst.Write(line); werr != nil {
+					return werr
+				}
+				line = line[:0]
+			}
+			continue
+		}
+		line = append(line, chunk...)
+		if len(line) > 0 {
+			if !skipping {
+				p.frame(h, line, toServer)
+			}
+			if _, werr := dst.Write(line); werr != nil {
+				return werr
+			}
+		}
+		skipping = false
+		line = line[:0]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// frame looks at one stdio line.
+func (p *Proxy) frame(h *host, line []byte, toServer bool) {
+	msg := bytes.TrimSpace(line)
+	if len(msg) == 0 {
+		return
+	}
+	if p.rec != nil {
+		p.rec.line(toServer, h.label(), map[string]any{"kind": "frame", "body": bodyValue(msg), "taskId": taskIDOf(msg)})
+	}
+	if toServer {
+		p.fromHost(h, msg)
+		return
+	}
+	p.fromServer(h, nil, msg)
+}
+
+// copyLines copies r to w a line at a time, so that the server's log lines and the proxy's
+// own lines never interleave mid-line.
+func copyLines(r io.Reader, w io.Writer) {
+	br := bufio.NewReaderSize(r, 16<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 && w != nil {
+			_, _ = w.Write(line)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+)
+
+// TestMain lets the test binary play the parts of a stdio test in child processes:
+// PROXY_TEST_ROLE=demo is the demo server on stdio, PROXY_TEST_ROLE=proxy is a stdio proxy in
+// front of it (its ledger and record named by PROXY_TEST_LEDGER and PROXY_TEST_RECORD).
+func TestMain(m *testing.M) {
+	switch os.Getenv("PROXY_TEST_ROLE") {
+	case "demo":
+		srv, err := demo.New(demo.Options{StepDelay: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond, Store: os.Getenv("PROXY_TEST_STORE")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
+		srv.Close()
+		os.Exit(0)
+	case "proxy":
+		os.Exit(runTestProxy())
+	}
+	os.Exit(m.Run())
+}
+
+// quickExit keeps a -race child from sleeping a second at exit (the race detector's default),
+// which would slow every stdio test down.
+const quickExit = "GORACE=atexit_sleep_ms=0"
+
+func runTestProxy() int {
+	argv := []string{os.Args[0]}
+	dir, _ := os.Getwd()
+	opts := Options{Server: state.Server{Command: argv, Dir: dir}}
+	if p := os.Getenv("PROXY_TEST_LEDGER"); p != "" {
+		opts.Ledger = NewLedger(state.Open(p), nil)
+	}
+	if p := os.Getenv("PROXY_TEST_RECORD"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return 1
+		}
+		defer f.Close()
+		opts.Record = f
+	}
+	opts.OnEvent = func(ev Event) {
+		if ev.Kind == EventViolation {
+			fmt.Fprintf(os.Stderr, "violation %s/%s\n", ev.Violation.Rule, ev.Violation.Peer)
+		}
+	}
+	p := New(opts)
+	defer p.Close()
+	code, err := p.RunStdio(context.Background(), StdioOptions{Argv: argv, Env: []string{"PROXY_TEST_ROLE=demo", quickExit}, In: os.Stdin, Out: os.Stdout, Stderr: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+// TestStdioRelayKeepsEveryTask: mcptask's client starts the proxy as its stdio server, the
+// proxy starts the demo server; in both eras the task is in the ledger when the host has its
+// id, recorded with the command that reaches the server again.
+func TestStdioRelayKeepsEveryTask(t *testing.T) {
+	for _, era := range []string{rpc.VersionModern, rpc.VersionLegacy} {
+		t.Run(era, func(t *testing.T) {
+			dir := t.TempDir()
+			ledger, recPath := filepath.Join(dir, "tasks.json"), filepath.Join(dir, "rec.ndjson")
+			tr, err := rpc.NewStdioTransport(t.Context(), rpc.StdioOptions{Argv: []string{os.Args[0]},
+				Env: []string{"PROXY_TEST_ROLE=proxy", "PROXY_TEST_LEDGER=" + ledger, "PROXY_TEST_RECORD=" + recPath, quickExit}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := rpc.NewClient(tr, rpc.ClientOptions{Protocol: era, Info: rpc.Implementation{Name: "stdio-host", Version: "1"}, ProbeTimeout: 5 * time.Second})
+			if err := c.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.CallTool(t.Context(), rpc.CallParams{Name: "sleep", Arguments: map[string]any{"seconds": 2}})
+			if err != nil || res.Task == nil {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			rec := record(t, state.Open(ledger), res.Task.TaskID)
+			if rec == nil {
+				t.Fatalf("task %s is not in the ledger when the host learns of it", res.Task.TaskID)
+			}
+			if rec.Via != Via || rec.Era != era || rec.Tool != "sleep" || len(rec.Server.Command) != 1 || rec.Server.Command[0] != os.Args[0] || rec.SessionID != "" {
+				t.Errorf("record %+v", rec)
+			}
+			for {
+				task, err := c.GetTask(t.Context(), res.Task.TaskID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if task.Status.Terminal() {
+					break
+				}
+				time.Sleep(task.PollInterval)
+			}
+			c.Close() // the host goes: the proxy shuts the server down and exits
+			rec = record(t, state.Open(ledger), res.Task.TaskID)
+			if rec == nil || rec.Status != "completed" {
+				t.Errorf("after the proxy exited the record is %+v, want completed", rec)
+			}
+			data, _ := os.ReadFile(recPath)
+			lines := checkRecord(t, string(data))
+			var hostFrames, serverFrames int
+			for _, l := range lines {
+				if l["kind"] == "frame" && l["peer"] == "host" {
+					hostFrames++
+				}
+				if l["kind"] == "frame" && l["peer"] == "server" {
+					serverFrames++
+				}
+			}
+			if hostFrames < 3 || serverFrames < 3 {
+				t.Errorf("record has %d host frames and %d server frames", hostFrames, serverFrames)
+			}
+		})
+	}
+}
+
+// TestStdioTransparent sends the same frames to the demo server directly and through the
+// proxy and compares the bytes that come back; a garbage line goes through as it is.
+func TestStdioTransparent(t *testing.T) {
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`this is not json`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+	}
+	talk := func(env ...string) ([]string, string) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), append(env, quickExit)...)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(out)
+		var got []string
+		for _, f := range frames {
+			fmt.Fprintln(in, f)
+			if strings.Contains(f, `"id"`) {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("no answer to %s: %v", f, err)
+				}
+				got = append(got, line)
+			}
+		}
+		// The answer to the garbage line, if any, comes after the last one asked for.
+		in.Close()
+		rest, _ := io.ReadAll(br)
+		if len(rest) > 0 {
+			got = append(got, string(rest))
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v: %s", err, stderr.String())
+		}
+		return got, stderr.String()
+	}
+	direct, _ := talk("PROXY_TEST_ROLE=demo")
+	proxied, stderr := talk("PROXY_TEST_ROLE=proxy")
+	if strings.Join(direct, "") != strings.Join(proxied, "") {
+		t.Errorf("direct:\n%s\nthrough the proxy:\n%s", strings.Join(direct, ""), strings.Join(proxied, ""))
+	}
+	if !strings.Contains(stderr, "violation malformed/host") {
+		t.Errorf("the garbage line was not reported: %s", stderr)
+	}
+}
