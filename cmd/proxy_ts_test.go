@@ -156,11 +156,6 @@ func TestProxyTSClients(t *testing.T) {
 			dir := t.TempDir()
 			ledger := filepath.Join(dir, "proxy.json")
 			var flags []string
-			if c.client == "client-v2" && c.srv.name == "demo" {
-				// The demo's 2026-07-28 tools/list lacks the cache hints and its inline task
-				// result lacks resultType; the v2 client rejects both (see the driver).
-				flags = []string{"--declare", "1", "--lenient", "1"}
-			}
 			// direct and proxied say how a host reaches the server without and with the proxy.
 			var direct, proxied []string
 			switch {

@@ -5,10 +5,9 @@
 // {"event":"outcome","status":…,"result":…}. A test can kill it at any point.
 //
 //   node proxy-host-v2.mjs (--http URL | --stdio '["cmd","arg",…]') --tool NAME [--args JSON] [--era auto|legacy]
-//     [--declare 1] [--lenient 1]
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { createTaskSessionFromClient, toolDeclaration, toolDeclarationFromMcpTool } from "@modelcontextprotocol/ext-tasks/client";
+import { createTaskSessionFromClient, toolDeclarationFromMcpTool } from "@modelcontextprotocol/ext-tasks/client";
 
 const opts = {};
 for (let i = 2; i < process.argv.length; i += 2) opts[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
@@ -53,16 +52,9 @@ async function rawDispatch(request) {
 
 // The tools are listed before the call, so that the declaration (taskSupport, which decides
 // whether a 2025-11-25 call asks for a task) is known when the call goes out; ext-tasks would
-// otherwise list them in the background and could lose that race. --declare gives the tool's
-// declaration instead: the demo server's 2026-07-28 tools/list still lacks the cache hints
-// (ttlMs, cacheScope) the v2 client requires.
-let tools;
-if (opts.declare) {
-  tools = { currentTool: (name) => (name === opts.tool ? toolDeclaration({ name, inputSchema: { type: "object" } }) : undefined) };
-} else {
-  const listed = new Map((await client.listTools()).tools.map((t) => [t.name, toolDeclarationFromMcpTool(t)]));
-  tools = { currentTool: (name) => listed.get(name) };
-}
+// otherwise list them in the background and could lose that race.
+const listed = new Map((await client.listTools()).tools.map((t) => [t.name, toolDeclarationFromMcpTool(t)]));
+const tools = { currentTool: (name) => listed.get(name) };
 const session = createTaskSessionFromClient(client, {
   endpointId: "mcptask-proxy-test",
   tools,
@@ -70,14 +62,8 @@ const session = createTaskSessionFromClient(client, {
     ? { rawDispatch, v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo, clientCapabilities: {} } }
     : {}),
 });
-// --lenient takes the inline result of a completed task as it comes: the demo server's lacks
-// the resultType "complete" that ext-tasks' CallToolResult schema requires.
-const resultCodec = opts.lenient ? { parse: (value) => ({ success: true, value }) } : undefined;
 try {
-  const execution = await session.callTool(opts.tool, JSON.parse(opts.args ?? "{}"), {
-    task: { preference: "prefer" },
-    ...(resultCodec ? { resultCodec } : {}),
-  });
+  const execution = await session.callTool(opts.tool, JSON.parse(opts.args ?? "{}"), { task: { preference: "prefer" } });
   if (execution.kind === "task") out({ event: "created", taskId: execution.handle.taskId });
   const { outcome } = await execution.settle({
     onEvent: (ev) => {
