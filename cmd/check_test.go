@@ -402,3 +402,88 @@ func TestCheckReports(t *testing.T) {
 		t.Errorf("unreachable server: %d %s", r.Code, r.Stderr)
 	}
 }
+
+// everythingFindings are the rules the reference server breaks, with the spec's words:
+//   - A3: C25-TASKS §Tool-Level Negotiation: "If execution.taskSupport is "required" ...
+//     Servers MUST return a -32601 (Method not found) error if a client does not attempt to
+//     do so." It answers a CallToolResult with isError whose text quotes -32601 instead.
+var everythingFindings = map[string]string{"A3": "requires task augmentation"}
+
+// mcptask check against the official reference server, over HTTP and stdio: it speaks only
+// 2025-11-25, and the checker runs its task rules on simulate-research-query without being
+// told, and says what it could not exercise.
+func TestCheckEverything(t *testing.T) {
+	index := everythingServer(t)
+	stdio := "node " + shellQuote(index) + " stdio"
+	httpURL := startEverythingHTTP(t, index)
+	for _, tr := range []struct {
+		name  string
+		flags []string
+	}{
+		{"http", []string{"--server", httpURL}},
+		{"stdio", []string{"--stdio", stdio}},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			r := runCLI(t, t.Context(), nil, append([]string{"check", "--json"}, tr.flags...)...)
+			var doc struct {
+				Results []struct {
+					ID, Era, Status, Seen string
+					Tools                 []string
+				}
+				Tools []struct {
+					Era, Name, Seen, Why string
+					Called               bool
+					Shows, Answers       []string
+				}
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+				t.Fatalf("check --json: %v\n%s\n%s", err, r.Stdout, r.Stderr)
+			}
+			byID := map[string]int{}
+			for i, res := range doc.Results {
+				byID[res.Era[:4]+"/"+res.ID] = i
+				if res.Status == "fail" && !strings.Contains(res.Seen, everythingFindings[res.ID]) || (res.Status == "fail" && everythingFindings[res.ID] == "") {
+					t.Errorf("%s %s failed: %s", res.Era, res.ID, res.Seen)
+				}
+			}
+			// The task rules ran on simulate-research-query, found by observation.
+			for _, id := range []string{"2025/A2", "2025/A4", "2025/A5", "2025/A6", "2025/A8", "2025/A9", "2025/A13"} {
+				i, ok := byID[id]
+				if !ok || doc.Results[i].Status != "pass" || !contains(doc.Results[i].Tools, "simulate-research-query") {
+					t.Errorf("%s did not pass on simulate-research-query: %+v", id, doc.Results[i])
+				}
+			}
+			// What it could not exercise is said, with the reason.
+			for id, why := range map[string]string{
+				"2026/era": "did not answer in 2026-07-28",
+				"2025/A10": "no tool produced a tool error",
+				"2025/A11": "asked for input",
+			} {
+				if i, ok := byID[id]; !ok || doc.Results[i].Status != "skip" || !strings.Contains(doc.Results[i].Seen, why) {
+					t.Errorf("%s: want a skip saying %q, got %+v", id, why, doc.Results[i])
+				}
+			}
+			found := false
+			for _, tool := range doc.Tools {
+				if tool.Name == "simulate-research-query" {
+					found = tool.Called && contains(tool.Shows, "completes") && contains(tool.Shows, "cancellable")
+				}
+				if tool.Name == "trigger-elicitation-request" && (len(tool.Answers) == 0 || !strings.Contains(tool.Answers[0], `"action":"accept"`)) {
+					t.Errorf("the elicitation of trigger-elicitation-request was not answered from its schema: %+v", tool)
+				}
+			}
+			if !found {
+				t.Errorf("the tools report does not show simulate-research-query completing and cancellable:\n%s", r.Stdout)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

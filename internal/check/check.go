@@ -154,7 +154,7 @@ func Run(ctx context.Context, o Options) *Report {
 		r := newRunner(o, era, share)
 		c, err := o.Connect(ectx, era, r.clientOptions())
 		if err != nil {
-			seen := short(err.Error())
+			seen := short("the server did not answer in " + era + ": " + err.Error())
 			if ctx.Err() != nil {
 				seen = "cut by the time budget before the server answered"
 				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
@@ -197,8 +197,11 @@ type runner struct {
 	// B18: results without a valid resultType.
 	resultTypeN   int
 	resultTypeBad []string
-	// A11: 2025-11-25 server-to-client requests (elicitation and the like).
-	requests []serverRequest
+	// A11: 2025-11-25 server-to-client requests (elicitation and the like), and how many
+	// tasks/result and plain tools/call exchanges are in flight (to tell whose a request is).
+	requests   []serverRequest
+	payloads   map[string]int // task id -> tasks/result in flight
+	plainCalls map[string]int // tool -> plain tools/call in flight
 
 	// discovery
 	discover   json.RawMessage
@@ -214,7 +217,7 @@ type runner struct {
 
 func newRunner(o Options, era string, share time.Duration) *runner {
 	r := &runner{o: o, era: era, modern: era == rpc.VersionModern, share: share, start: time.Now(),
-		schemaN: map[string]int{}, schemaBad: map[string][]string{}}
+		schemaN: map[string]int{}, schemaBad: map[string][]string{}, payloads: map[string]int{}, plainCalls: map[string]int{}}
 	r.nextID.Store(1 << 30)
 	return r
 }

@@ -228,6 +228,9 @@ func (r *runner) longWait(poll time.Duration) (time.Duration, bool) {
 		return r.o.LongAfter, false
 	}
 	d := 20 * poll
+	if poll <= 0 {
+		d = 10 * time.Second // no hint from the server: give it time
+	}
 	if d < time.Second {
 		d = time.Second
 	}
@@ -683,9 +686,16 @@ func (r *runner) toolReports() []ToolReport {
 			if c.tool != t {
 				continue
 			}
-			tr.Called = true
-			tr.Seen = c.seen()
-			tr.Shows = c.shows(r.modern)
+			if !tr.Called {
+				tr.Called, tr.Seen = true, c.seen()
+			} else {
+				tr.Seen += "; called again to be cancelled: " + c.seen()
+			}
+			for _, b := range c.shows(r.modern) {
+				if !contains(tr.Shows, b) {
+					tr.Shows = append(tr.Shows, b)
+				}
+			}
 			tr.Answers = append(tr.Answers, c.mrtr...)
 			if c.task != nil {
 				c.task.mu.Lock()
@@ -699,10 +709,19 @@ func (r *runner) toolReports() []ToolReport {
 				}
 				c.task.mu.Unlock()
 				for _, sr := range r.requests {
-					if sr.taskID == c.task.id && sr.answer != "" {
+					if sr.answer != "" && sr.taskID == c.task.id {
 						tr.Answers = append(tr.Answers, sr.method+"="+sr.answer)
 					}
 				}
+			}
+		}
+		for _, sr := range r.requests {
+			switch {
+			case sr.answer == "" || sr.taskID != "":
+			case sr.tool == t.name || (len(sr.candidates) == 1 && sr.candidates[0] == t.name):
+				tr.Answers = append(tr.Answers, sr.method+"="+sr.answer)
+			case contains(sr.candidates, t.name):
+				tr.Answers = append(tr.Answers, fmt.Sprintf("%s=%s (sent on the one stdio stream while %s were called: to one of them)", sr.method, sr.answer, strings.Join(sr.candidates, ", ")))
 			}
 		}
 		if !tr.Called && tr.Why == "" {

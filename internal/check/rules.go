@@ -1174,17 +1174,23 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 		}
 	}
 	const a11, a11sec = "requests sent for a task in input_required carry related-task meta", "C25-TASKS §Input Required Status, §Associating Task-Related Messages"
+	var forTask []serverRequest
+	for _, sr := range r.requests {
+		if sr.forTask {
+			forTask = append(forTask, sr)
+		}
+	}
 	switch {
-	case len(r.requests) > 0:
+	case len(forTask) > 0:
 		var bad []string
-		for _, sr := range r.requests {
-			if sr.taskID == "" {
-				bad = append(bad, sr.method+" carried no _meta related-task")
+		for _, sr := range forTask {
+			if !sr.related {
+				bad = append(bad, sr.method+" for task "+sr.taskID+" carried no _meta related-task")
 			}
 		}
 		r.verdict("A11", a11, a11sec, joinMax(bad, 2), false, names(asked)...)
 	case len(asked) > 0:
-		r.add("A11", a11, a11sec, Skip, "tasks went input_required, but the server sent no request on the tasks/result stream")
+		r.add("A11", a11, a11sec, Skip, "tasks went input_required, but the server sent no request for them")
 	default:
 		r.add("A11", a11, a11sec, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
 	}

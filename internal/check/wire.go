@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -98,7 +99,22 @@ func (r *runner) send(ctx context.Context, method string, params map[string]any,
 		return nil, err
 	}
 	msg := &rpc.Message{JSONRPC: "2.0", ID: rpc.IntID(r.nextID.Add(1)), Method: method, Params: raw}
-	resp, err := r.c.Transport().RoundTrip(ctx, msg, hdr)
+	// The exchange is tagged, so that a 2025-11-25 request the server sends on its stream can
+	// be told to belong to a task's tasks/result or to a plain tools/call.
+	tag := &exchange{method: method}
+	switch method {
+	case "tasks/result":
+		tag.taskID, _ = params["taskId"].(string)
+		r.inFlight(r.payloads, tag.taskID, 1)
+		defer r.inFlight(r.payloads, tag.taskID, -1)
+	case "tools/call":
+		tag.tool, _ = params["name"].(string)
+		if _, task := params["task"]; !task {
+			r.inFlight(r.plainCalls, tag.tool, 1)
+			defer r.inFlight(r.plainCalls, tag.tool, -1)
+		}
+	}
+	resp, err := r.c.Transport().RoundTrip(context.WithValue(ctx, exchangeKey{}, tag), msg, hdr)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, errBudget
@@ -253,12 +269,52 @@ func (r *runner) schemaDef(method string, m *rpc.Message) (file, def, kind strin
 	return schemaLegacy, "Result", "other results"
 }
 
+// exchange tags the context of one request the checker sent.
+type exchange struct {
+	method, taskID, tool string
+}
+
+type exchangeKey struct{}
+
+func (r *runner) inFlight(m map[string]int, key string, d int) {
+	r.mu.Lock()
+	if m[key] += d; m[key] <= 0 {
+		delete(m, key)
+	}
+	r.mu.Unlock()
+}
+
+// only returns the one key of m, or "" when it has none or several.
+func only(m map[string]int) string {
+	if len(m) != 1 {
+		return ""
+	}
+	for k, n := range m {
+		if n == 1 {
+			return k
+		}
+	}
+	return ""
+}
+
 // serverRequest is a 2025-11-25 server-to-client request the checker answered.
 type serverRequest struct {
-	method  string
-	taskID  string // from its related-task meta; "" when it had none
-	answer  string
-	problem string
+	method string
+	// taskID is the task it belongs to: from its related-task meta, or from the tasks/result
+	// stream it came on.
+	taskID string
+	// related says it carried related-task meta.
+	related bool
+	// forTask says it belongs to a task (it came on a tasks/result stream, carried
+	// related-task, or arrived while only a tasks/result was waiting); tool names the plain
+	// tools/call it came on, when it did.
+	forTask bool
+	tool    string
+	// candidates are the plain tools/call in flight when it came on a stream the checker
+	// cannot name: it belongs to one of them.
+	candidates []string
+	answer     string
+	problem    string
 }
 
 // onRequest answers a 2025-11-25 server-to-client request (elicitation/create, sent on a
@@ -274,7 +330,32 @@ func (r *runner) onRequest(ctx context.Context, method string, params json.RawMe
 	}
 	_ = json.Unmarshal(p.Meta[rpc.MetaRelatedTask], &rel)
 	ans, err := answerRequest(method, params)
-	sr := serverRequest{method: method, taskID: rel.TaskID}
+	sr := serverRequest{method: method, taskID: rel.TaskID, related: rel.TaskID != "", forTask: rel.TaskID != ""}
+	if tag, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
+		switch tag.method {
+		case "tasks/result":
+			sr.forTask = true
+			if sr.taskID == "" {
+				sr.taskID = tag.taskID
+			}
+		case "tools/call":
+			sr.tool = tag.tool
+		}
+	} else if !sr.forTask {
+		// A stream the checker cannot name (stdio, or the GET stream): it is a task's when a
+		// tasks/result is waiting and no plain tools/call is, and a plain call's when only
+		// that one is waiting.
+		r.mu.Lock()
+		if len(r.plainCalls) == 0 && len(r.payloads) > 0 {
+			sr.forTask, sr.taskID = true, only(r.payloads)
+		} else if len(r.payloads) == 0 {
+			for name := range r.plainCalls {
+				sr.candidates = append(sr.candidates, name)
+			}
+			sort.Strings(sr.candidates)
+		}
+		r.mu.Unlock()
+	}
 	if err != nil {
 		sr.problem = err.Error()
 		r.mu.Lock()
