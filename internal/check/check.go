@@ -240,6 +240,9 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 }
 
 func (r *runner) add(id, title, section string, st Status, seen string, tools ...string) {
+	if rule, ok := ruleOf(id); ok {
+		section = rule.Section // one source for the report and the README
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sort.Strings(tools)

@@ -164,3 +164,42 @@ func TestRunKeepsItsBudget(t *testing.T) {
 		t.Errorf("cut %v, failed %v: %+v", rep.Cut, rep.Failed(), rep.Results)
 	}
 }
+
+// Every result the checker gives is a rule of the catalogue (which the README lists), with the
+// same section, and every rule of the catalogue is judged against a server that offers all.
+func TestEveryResultIsCatalogued(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{})
+	rep := Run(t.Context(), Options{HTTP: true, Connect: connector(s.URL)})
+	seen := map[string]bool{}
+	for _, r := range rep.Results {
+		rule, ok := ruleOf(r.ID)
+		if !ok {
+			t.Errorf("%s %s is not in the catalogue", r.Era, r.ID)
+			continue
+		}
+		seen[rule.ID] = true
+		if rule.Era != r.Era || r.Section != rule.Section {
+			t.Errorf("%s: era %s section %q, the catalogue says %s %q", r.ID, r.Era, r.Section, rule.Era, rule.Section)
+		}
+	}
+	for _, rule := range Rules {
+		if !seen[rule.ID] {
+			t.Errorf("%s is in the catalogue but was never judged", rule.ID)
+		}
+	}
+}
+
+// The README's "Checking a server" lists every rule with its section and what it needs.
+func TestReadmeListsEveryRule(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, rule := range Rules {
+		row := "| `" + rule.ID + "` | " + rule.Era + " | " + rule.Title + " | " + rule.Section + " | " + rule.Needs + " |"
+		if !strings.Contains(readme, row) {
+			t.Errorf("README lacks the row\n%s", row)
+		}
+	}
+}
