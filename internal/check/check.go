@@ -146,6 +146,7 @@ func Run(ctx context.Context, o Options) *Report {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	rep := &Report{Budget: o.Budget}
+	runners := map[string]*runner{}
 	for i, era := range eras {
 		// Each era gets an even share of what is left, so an era that finishes early leaves
 		// its time to the next.
@@ -165,6 +166,7 @@ func Run(ctx context.Context, o Options) *Report {
 		}
 		rep.Reached = true
 		r.c = c
+		runners[era] = r
 		r.run(ectx)
 		c.Close()
 		ecancel()
@@ -172,6 +174,7 @@ func Run(ctx context.Context, o Options) *Report {
 		rep.Tools = append(rep.Tools, r.toolReports()...)
 		rep.Cut = append(rep.Cut, r.cut...)
 	}
+	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
 	rep.Used = time.Since(start)
 	return rep
 }

@@ -41,6 +41,8 @@ type call struct {
 	err    error
 	rpcErr *rpc.Error
 	plain  json.RawMessage // CallToolResult
+	// again marks a call the cancel phase made (the catalogue's calls judge what a tool does).
+	again bool
 	// mrtr holds the answers given in 2026-07-28 multi round-trip rounds.
 	mrtr []string
 	task *taskObs
@@ -606,7 +608,10 @@ func (c *call) shows(modern bool) []string {
 		switch t.terminal() {
 		case "completed":
 			s = append(s, "completes")
-			if fp := t.finalPoll(); fp != nil && isErrorResult(obj(fp.msg.Result)["result"]) {
+			if fp := t.finalPoll(); modern && fp != nil && isErrorResult(obj(fp.msg.Result)["result"]) {
+				s = append(s, "tool-error")
+			}
+			if !modern && t.payload != nil && t.payload.Result != nil && isErrorResult(t.payload.Result) {
 				s = append(s, "tool-error")
 			}
 		case "failed":

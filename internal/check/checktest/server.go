@@ -100,6 +100,10 @@ const (
 	RequiredArgs = "required-args"
 	// InputOnly offers one task tool, which asks for input, and one plain tool.
 	InputOnly = "input-only"
+	// Conformance offers the fixture tools the official conformance suite's tasks scenarios
+	// call by name (greet, slow_compute, failing_job, protocol_error_job), so that the suite
+	// and the checker can judge the same server.
+	Conformance = "conformance"
 )
 
 // Options configure a Server.
@@ -108,6 +112,8 @@ type Options struct {
 	Tools string
 	// Step is how long a task works before it finishes (30 ms when zero).
 	Step time.Duration
+	// PollMs is the poll interval the tasks suggest (10 ms when zero).
+	PollMs int
 }
 
 // Server is a running test server.
@@ -178,6 +184,13 @@ func (s *Server) tools() []tool {
 				"opts":{"type":"object","properties":{"deep":{"type":"boolean"}},"required":["deep"]}},
 				"required":["count","mode","label","tags","opts"]}`, "optional", "complete", false},
 			{"crawl", "Crawl to a depth.", `{"type":"object","properties":{"depth":{"type":"integer","minimum":1}},"required":["depth"]}`, "required", "long", false},
+		}
+	case Conformance:
+		return []tool{
+			{"greet", "Greet someone.", `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`, "", "sync", false},
+			{"slow_compute", "Sleep some seconds, then answer.", `{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"default":1},"label":{"type":"string"}}}`, "optional", "complete", false},
+			{"failing_job", "A job whose tool reports an error.", `{"type":"object","properties":{}}`, "required", "iserror", false},
+			{"protocol_error_job", "A job that crashes.", `{"type":"object","properties":{}}`, "optional", "fail", false},
 		}
 	case InputOnly:
 		return []tool{
@@ -250,6 +263,7 @@ type task struct {
 	answer                       map[string]any
 	answeredAt                   time.Time
 	rounds                       int // input rounds answered
+	dur                          time.Duration
 	polls                        int // tasks/get answered since the task was finished
 }
 
@@ -261,7 +275,7 @@ func (s *Server) newTaskLocked(tl *tool, era, session string) *task {
 	if s.is(WeakIDs) {
 		id = fmt.Sprintf("t%d", s.nextID)
 	}
-	t := &task{id: id, tool: tl.name, kind: tl.kind, era: era, session: session, created: time.Now()}
+	t := &task{id: id, tool: tl.name, kind: tl.kind, era: era, session: session, created: time.Now(), dur: s.o.Step}
 	s.tasks[id] = t
 	return t
 }
@@ -299,12 +313,12 @@ func (s *Server) stateLocked(t *task) string {
 		}
 		return "completed"
 	case "fail":
-		if age < s.o.Step {
+		if age < t.dur {
 			return "working"
 		}
 		return "failed"
 	case "iserror":
-		if age < s.o.Step {
+		if age < t.dur {
 			return "working"
 		}
 		if (s.is(IsErrorFlipped) && t.era == "modern") || (!s.is(IsErrorFlipped) && t.era == "legacy") {
@@ -312,11 +326,19 @@ func (s *Server) stateLocked(t *task) string {
 		}
 		return "completed"
 	default:
-		if age < s.o.Step {
+		if age < t.dur {
 			return "working"
 		}
 		return "completed"
 	}
+}
+
+// duration is how long a task of tool works: slow_compute's seconds, else one step.
+func (s *Server) duration(tl *tool, args map[string]any) time.Duration {
+	if sec, ok := args["seconds"].(float64); ok && tl.name == "slow_compute" {
+		return time.Duration(sec * float64(time.Second))
+	}
+	return s.o.Step
 }
 
 func terminal(st string) bool { return st == "completed" || st == "failed" || st == "cancelled" }
@@ -331,6 +353,9 @@ func (s *Server) toolResult(t *task, kind string, answer map[string]any) map[str
 		text = fmt.Sprintf("hello %v, you like %v", answer["name"], answer["color"])
 	case "sync":
 		text = "a word"
+		if t == nil && s.o.Tools == Conformance {
+			text = "Hello!"
+		}
 	}
 	block := map[string]any{"type": "text", "text": text}
 	if s.is(ContentNoText) {
@@ -352,6 +377,13 @@ func (s *Server) ttlMs() any {
 	return 60000
 }
 
+func (s *Server) pollMs() int {
+	if s.o.PollMs > 0 {
+		return s.o.PollMs
+	}
+	return 10
+}
+
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // taskObject renders t in era (flat; legacy wraps it in CreateTaskResult itself).
@@ -364,13 +396,13 @@ func (s *Server) taskObjectLocked(t *task) map[string]any {
 	m := map[string]any{"taskId": t.id, "status": st, "createdAt": stamp(t.created), "lastUpdatedAt": stamp(updated)}
 	if t.era == "modern" {
 		m["ttlMs"] = s.ttlMs()
-		m["pollIntervalMs"] = 10
+		m["pollIntervalMs"] = s.pollMs()
 		if s.is(NoTTL) {
 			delete(m, "ttlMs")
 		}
 	} else {
 		m["ttl"] = 60000
-		m["pollInterval"] = 10
+		m["pollInterval"] = s.pollMs()
 		if s.is(NoTTL) {
 			delete(m, "ttl")
 		}
@@ -667,14 +699,14 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 	}
 	task := tl.kind != "sync" && (hasExt || s.is(TaskWithoutExt)) && !s.is(HalfModern)
 	if !task {
-		switch tl.kind {
-		case "input", "long":
+		switch {
+		case tl.support == "required":
 			if s.is(RequiredWrongCode) || s.is(HalfModern) {
 				return nil, errf(200, -32601, "tool %q requires task augmentation", tl.name)
 			}
 			// EXT §Capability Negotiation: -32021 naming the extension.
 			return nil, s.missingExt("this tool runs only as a task")
-		case "fail":
+		case tl.kind == "fail":
 			sleep()
 			return nil, errf(200, -32603, "the job crashed")
 		}
@@ -685,6 +717,7 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 	}
 	s.mu.Lock()
 	t := s.newTaskLocked(tl, "modern", "")
+	t.dur = s.duration(tl, p.Args)
 	res := s.taskObjectLocked(t)
 	s.mu.Unlock()
 	res["resultType"] = "task"
@@ -950,6 +983,7 @@ func (s *Server) legacyCall(m *request, sid string) (any, *rpcError) {
 	}
 	s.mu.Lock()
 	t := s.newTaskLocked(tl, "legacy", sid)
+	t.dur = s.duration(tl, p.Args)
 	o := s.taskObjectLocked(t)
 	s.mu.Unlock()
 	if s.is(LegacyFirstStatus) {
