@@ -88,12 +88,16 @@ func TestAgreesWithTheConformanceSuite(t *testing.T) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
+	var keys []key
 	for _, a := range agreements {
 		k := key{a.fault, a.scenario}
-		if got[k] != nil {
-			continue
+		if got[k] == nil {
+			got[k] = &runs{}
+			keys = append(keys, k)
 		}
-		got[k] = &runs{}
+	}
+	for _, k := range keys {
+		rs := got[k]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -108,16 +112,19 @@ func TestAgreesWithTheConformanceSuite(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			got[k].suite = m
+			rs.suite = m
 			mu.Unlock()
 		}()
 	}
+	var faults []checktest.Fault
 	for _, a := range agreements {
-		if byFault[a.fault] != nil {
-			continue
+		if byFault[a.fault] == nil {
+			byFault[a.fault] = map[string]Status{}
+			faults = append(faults, a.fault)
 		}
-		byFault[a.fault] = map[string]Status{}
-		f := a.fault
+	}
+	for _, f := range faults {
+		m := byFault[f]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -128,7 +135,7 @@ func TestAgreesWithTheConformanceSuite(t *testing.T) {
 			mu.Lock()
 			for _, r := range rep.Results {
 				if r.Era == "2026-07-28" {
-					byFault[f][r.ID] = r.Status
+					m[r.ID] = r.Status
 				}
 			}
 			mu.Unlock()
