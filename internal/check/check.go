@@ -147,13 +147,23 @@ func Run(ctx context.Context, o Options) *Report {
 	defer cancel()
 	rep := &Report{Budget: o.Budget}
 	runners := map[string]*runner{}
-	for i, era := range eras {
-		// Each era gets an even share of what is left, so an era that finishes early leaves
-		// its time to the next.
-		share := time.Until(deadline) / time.Duration(len(eras)-i)
-		ectx, ecancel := context.WithTimeout(ctx, share)
-		r := newRunner(o, era, share)
-		c, err := o.Connect(ectx, era, r.clientOptions())
+	// First learn which eras the server speaks, so that the budget is shared between those
+	// only. The first era's connection is kept; the others are opened again when their turn
+	// comes (a 2025-11-25 session left idle meanwhile might expire).
+	type spoken struct {
+		era string
+		c   *rpc.Client
+		r   *runner
+	}
+	var eraList []spoken
+	connect := func(era string, r *runner) (*rpc.Client, error) {
+		cctx, cancel := context.WithTimeout(ctx, connectTimeout(o.Budget))
+		defer cancel()
+		return o.Connect(cctx, era, r.clientOptions())
+	}
+	for _, era := range eras {
+		r := newRunner(o, era, 0)
+		c, err := connect(era, r)
 		if err != nil {
 			seen := short("the server did not answer in " + era + ": " + err.Error())
 			if ctx.Err() != nil {
@@ -161,12 +171,33 @@ func Run(ctx context.Context, o Options) *Report {
 				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
 			}
 			rep.Results = append(rep.Results, Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
-			ecancel()
 			continue
+		}
+		if len(eraList) > 0 {
+			c.Close()
+			c = nil
+		}
+		eraList = append(eraList, spoken{era, c, r})
+	}
+	for i, sp := range eraList {
+		// Each era gets an even share of what is left, so an era that finishes early leaves
+		// its time to the next.
+		share := time.Until(deadline) / time.Duration(len(eraList)-i)
+		r, c := sp.r, sp.c
+		r.share = share
+		if c == nil {
+			r = newRunner(o, sp.era, share)
+			var err error
+			if c, err = connect(sp.era, r); err != nil {
+				rep.Results = append(rep.Results, Result{ID: "era", Era: sp.era, Title: "server speaks " + sp.era, Section: "C26-VER §Backward Compatibility", Status: Skip,
+					Seen: short("the server answered in " + sp.era + " once, then not again: " + err.Error())})
+				continue
+			}
 		}
 		rep.Reached = true
 		r.c = c
-		runners[era] = r
+		runners[sp.era] = r
+		ectx, ecancel := context.WithTimeout(ctx, share)
 		r.run(ectx)
 		c.Close()
 		ecancel()
@@ -177,6 +208,15 @@ func Run(ctx context.Context, o Options) *Report {
 	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
 	rep.Used = time.Since(start)
 	return rep
+}
+
+// connectTimeout bounds one era's handshake: a server that does not speak an era may say
+// nothing at all (a stdio server ignoring initialize).
+func connectTimeout(budget time.Duration) time.Duration {
+	if d := budget / 4; d < 20*time.Second {
+		return d
+	}
+	return 20 * time.Second
 }
 
 // errBudget marks an exchange that the time budget cut short: never the server's fault.

@@ -401,9 +401,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 		if !first {
 			select {
 			case <-ctx.Done():
-				t.mu.Lock()
-				t.cut = true
-				t.mu.Unlock()
+				r.cutTask(c)
 				return
 			case <-time.After(pollDelay(t)):
 			}
@@ -427,9 +425,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 		t.mu.Unlock()
 		switch {
 		case errors.Is(err, errBudget):
-			t.mu.Lock()
-			t.cut = true
-			t.mu.Unlock()
+			r.cutTask(c)
 			return
 		case err != nil:
 			t.other = err
@@ -484,6 +480,20 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			return
 		}
 	}
+}
+
+// cutTask records that the budget ended the following of c's task.
+func (r *runner) cutTask(c *call) {
+	c.task.mu.Lock()
+	c.task.cut = true
+	st := ""
+	if n := len(c.task.statuses); n > 0 {
+		st = c.task.statuses[n-1]
+	}
+	c.task.mu.Unlock()
+	r.mu.Lock()
+	r.cut = append(r.cut, fmt.Sprintf("%s %s: its task was not followed to its end (last seen %s)", r.era, c.tool.name, firstNonEmpty(st, "nothing")))
+	r.mu.Unlock()
 }
 
 // answerTask answers what a task in input_required asks: in 2026-07-28 every new
@@ -731,6 +741,7 @@ func (r *runner) toolReports() []ToolReport {
 		}
 		if !tr.Called && tr.Why == "" {
 			tr.Why = "cut by the time budget before it was called"
+			r.cut = append(r.cut, r.era+" "+t.name+": not called")
 		}
 		out = append(out, tr)
 	}
