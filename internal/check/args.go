@@ -358,3 +358,13 @@ func answerRequest(method string, params json.RawMessage) (json.RawMessage, erro
 	}
 	return nil, errors.New("not an input request mcptask check knows")
 }
+
+// answerEntry answers one 2026-07-28 inputRequests entry, {method, params}.
+func answerEntry(entry json.RawMessage) (json.RawMessage, error) {
+	var rq struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(entry, &rq)
+	return answerRequest(rq.Method, rq.Params)
+}

@@ -317,12 +317,7 @@ func (r *runner) callTool(ctx context.Context, t *toolInfo, args map[string]any,
 			_ = json.Unmarshal(m.Result, &ir)
 			answers := map[string]json.RawMessage{}
 			for k, v := range ir.InputRequests {
-				var rq struct {
-					Method string          `json:"method"`
-					Params json.RawMessage `json:"params"`
-				}
-				_ = json.Unmarshal(v, &rq)
-				a, err := answerRequest(rq.Method, rq.Params)
+				a, err := answerEntry(v)
 				if err != nil {
 					c.err = fmt.Errorf("input request %q: %v", k, err)
 					return c
@@ -536,12 +531,7 @@ func (r *runner) answerTask(ctx context.Context, c *call, res json.RawMessage) {
 		if done {
 			continue
 		}
-		var rq struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		_ = json.Unmarshal(v, &rq)
-		a, err := answerRequest(rq.Method, rq.Params)
+		a, err := answerEntry(v)
 		if err != nil {
 			t.mu.Lock()
 			t.answered[k] = "not answered: " + err.Error()

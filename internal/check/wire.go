@@ -221,52 +221,50 @@ func (r *runner) schemaDef(method string, m *rpc.Message) (file, def, kind strin
 		}
 		return schemaModern, "JSONRPCErrorResponse", "errors"
 	}
-	rt := str(obj(m.Result)["resultType"])
 	if r.modern {
-		switch method {
-		case "server/discover":
-			return schemaModern, "DiscoverResult", method
-		case "tools/list":
-			return schemaModern, "ListToolsResult", method
-		case "tools/call":
-			switch rt {
+		if method == "tools/call" {
+			switch str(obj(m.Result)["resultType"]) {
 			case "task":
 				return schemaExt, "CreateTaskResult", method
 			case "input_required":
 				return schemaModern, "InputRequiredResult", method
 			}
-			return schemaModern, "CallToolResult", method
-		case "tasks/get":
-			return schemaExt, "GetTaskResult", method
-		case "tasks/update":
-			return schemaExt, "UpdateTaskResult", method
-		case "tasks/cancel":
-			return schemaExt, "CancelTaskResult", method
-		case "subscriptions/listen":
-			return schemaModern, "SubscriptionsListenResult", method
+		}
+		if d, ok := modernResults[method]; ok {
+			return d[0], d[1], method
 		}
 		return schemaModern, "Result", "other results"
 	}
-	switch method {
-	case "initialize":
-		return schemaLegacy, "InitializeResult", method
-	case "tools/list":
-		return schemaLegacy, "ListToolsResult", method
-	case "tools/call":
-		if _, ok := obj(m.Result)["task"]; ok {
-			return schemaLegacy, "CreateTaskResult", method
-		}
-		return schemaLegacy, "CallToolResult", method
-	case "tasks/get":
-		return schemaLegacy, "GetTaskResult", method
-	case "tasks/cancel":
-		return schemaLegacy, "CancelTaskResult", method
-	case "tasks/list":
-		return schemaLegacy, "ListTasksResult", method
-	case "tasks/result":
-		return schemaLegacy, "CallToolResult", method
+	if _, task := obj(m.Result)["task"]; method == "tools/call" && task {
+		return schemaLegacy, "CreateTaskResult", method
+	}
+	if d, ok := legacyResults[method]; ok {
+		return schemaLegacy, d, method
 	}
 	return schemaLegacy, "Result", "other results"
+}
+
+// modernResults names the schema file and definition of each 2026-07-28 result.
+var modernResults = map[string][2]string{
+	"server/discover":      {schemaModern, "DiscoverResult"},
+	"tools/list":           {schemaModern, "ListToolsResult"},
+	"tools/call":           {schemaModern, "CallToolResult"},
+	"tasks/get":            {schemaExt, "GetTaskResult"},
+	"tasks/update":         {schemaExt, "UpdateTaskResult"},
+	"tasks/cancel":         {schemaExt, "CancelTaskResult"},
+	"subscriptions/listen": {schemaModern, "SubscriptionsListenResult"},
+}
+
+// legacyResults names the 2025-11-25 definition of each result (tasks/result returns the
+// original request's result: a CallToolResult).
+var legacyResults = map[string]string{
+	"initialize":   "InitializeResult",
+	"tools/list":   "ListToolsResult",
+	"tools/call":   "CallToolResult",
+	"tasks/get":    "GetTaskResult",
+	"tasks/cancel": "CancelTaskResult",
+	"tasks/list":   "ListTasksResult",
+	"tasks/result": "CallToolResult",
 }
 
 // exchange tags the context of one request the checker sent.

@@ -679,23 +679,9 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 			return false
 		}
 	}
-	var p struct {
-		Name string         `json:"name"`
-		Args map[string]any `json:"arguments"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	tl := s.findTool(p.Name)
-	if tl == nil {
-		return nil, errf(200, -32602, "unknown tool %q", p.Name)
-	}
-	s.mu.Lock()
-	s.calls[tl.name]++
-	s.mu.Unlock()
-	if tl.destructive {
-		s.wipe.Store(true)
-	}
-	if msg := s.checkArgs(tl, p.Args); msg != "" {
-		return nil, errf(200, -32602, "%s: %s", tl.name, msg)
+	p, tl, e := s.startCall(m)
+	if e != nil {
+		return nil, e
 	}
 	task := tl.kind != "sync" && (hasExt || s.is(TaskWithoutExt)) && !s.is(HalfModern)
 	if !task {
@@ -725,6 +711,32 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 		res = map[string]any{"resultType": "task", "task": res}
 	}
 	return res, nil
+}
+
+type callParams struct {
+	Name string          `json:"name"`
+	Args map[string]any  `json:"arguments"`
+	Task json.RawMessage `json:"task"`
+}
+
+// startCall decodes a tools/call, counts it, and checks the tool and its arguments.
+func (s *Server) startCall(m *request) (callParams, *tool, *rpcError) {
+	var p callParams
+	_ = json.Unmarshal(m.Params, &p)
+	tl := s.findTool(p.Name)
+	if tl == nil {
+		return p, nil, errf(200, -32602, "unknown tool %q", p.Name)
+	}
+	s.mu.Lock()
+	s.calls[tl.name]++
+	s.mu.Unlock()
+	if tl.destructive {
+		s.wipe.Store(true)
+	}
+	if msg := s.checkArgs(tl, p.Args); msg != "" {
+		return p, nil, errf(200, -32602, "%s: %s", tl.name, msg)
+	}
+	return p, tl, nil
 }
 
 func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
@@ -946,24 +958,9 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request, m *request)
 }
 
 func (s *Server) legacyCall(m *request, sid string) (any, *rpcError) {
-	var p struct {
-		Name string          `json:"name"`
-		Args map[string]any  `json:"arguments"`
-		Task json.RawMessage `json:"task"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	tl := s.findTool(p.Name)
-	if tl == nil {
-		return nil, errf(200, -32602, "unknown tool %q", p.Name)
-	}
-	s.mu.Lock()
-	s.calls[tl.name]++
-	s.mu.Unlock()
-	if tl.destructive {
-		s.wipe.Store(true)
-	}
-	if msg := s.checkArgs(tl, p.Args); msg != "" {
-		return nil, errf(200, -32602, "%s: %s", tl.name, msg)
+	p, tl, e := s.startCall(m)
+	if e != nil {
+		return nil, e
 	}
 	asTask := len(p.Task) > 0 && string(p.Task) != "null"
 	switch {
