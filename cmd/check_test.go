@@ -69,6 +69,7 @@ func TestCheckBrokenServers(t *testing.T) {
 		{checktest.HalfModern, "", "2026/B17b"},
 		{checktest.DiscoverLegacyCaps, "2026/B31a", ""},
 		{checktest.NoResultTypeOnGet, "2026/B18 2026/B0:tasks/get", ""},
+		{checktest.NoResultTypeOnCreate, "2026/B18 2026/B0:tools/call", ""},
 		{checktest.MetaNotRequired, "2026/B19", ""},
 		{checktest.AnyVersion, "2026/B20", ""},
 		{checktest.NoNameValidation, "2026/B21", ""},

@@ -304,6 +304,9 @@ func (r *runner) noTasks() string {
 		if c.task != nil && c.task.id == "" {
 			return c.tool.name + " answered with a task without a taskId, so no task could be followed"
 		}
+		if r.modern && c.plain != nil && obj(c.plain)["taskId"] != nil {
+			return c.tool.name + " answered with what looks like a task but has no resultType \"task\" (see B18), so no task could be followed"
+		}
 	}
 	s := "no tool answered with a task"
 	if len(called) > 0 {

@@ -196,6 +196,8 @@ func (r *runner) validate(method string, m *rpc.Message) {
 	r.resultTypeN++
 	rt, ok := obj(m.Result)["resultType"]
 	switch v := str(rt); {
+	case !ok && obj(m.Result)["taskId"] != nil:
+		r.resultTypeBad = append(r.resultTypeBad, method+" result has no resultType, though it carries a taskId: a client must take it as a complete result, not a task")
 	case !ok:
 		r.resultTypeBad = append(r.resultTypeBad, method+" result has no resultType")
 	case v == "complete":

@@ -44,6 +44,7 @@ const (
 	ExtensionSettings    Fault = "extension-settings"      // the extension's settings object is not {}
 	HalfModern           Fault = "half-modern"             // 2026-07-28 listed, 2025-style tasks capability, no extension
 	NoResultTypeOnGet    Fault = "no-resulttype-on-get"    // tasks/get results lack resultType
+	NoResultTypeOnCreate Fault = "no-resulttype-on-create" // CreateTaskResult lacks resultType
 	MetaNotRequired      Fault = "meta-not-required"       // requests without clientCapabilities are served
 	AnyVersion           Fault = "any-version"             // any protocol version is accepted
 	NoNameValidation     Fault = "no-name-validation"      // a wrong Mcp-Name is accepted
@@ -709,6 +710,9 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 	res["resultType"] = "task"
 	if s.is(NestedCreate) {
 		res = map[string]any{"resultType": "task", "task": res}
+	}
+	if s.is(NoResultTypeOnCreate) {
+		delete(res, "resultType")
 	}
 	return res, nil
 }
