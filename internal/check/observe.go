@@ -218,7 +218,8 @@ func (r *runner) plan() {
 }
 
 // longAfter is how long a task may work before it counts as long-running: twenty of the
-// server's poll intervals, at least 1 s, and at most 40% of the era's share of the budget.
+// server's poll intervals (10 s without a hint), at least 1 s, at most 10 s or a quarter of
+// the era's share of the budget, whichever is more; and never more than 40% of that share.
 func (r *runner) longAfter(poll time.Duration) time.Duration {
 	d, _ := r.longWait(poll)
 	return d
@@ -236,8 +237,11 @@ func (r *runner) longWait(poll time.Duration) (time.Duration, bool) {
 	if d < time.Second {
 		d = time.Second
 	}
-	if max := r.share * 4 / 10; d > max && max > 0 {
-		return max, true
+	if limit := max(10*time.Second, r.share/4); d > limit {
+		d = limit
+	}
+	if cap := r.share * 4 / 10; d > cap && cap > 0 {
+		return cap, true
 	}
 	return d, false
 }

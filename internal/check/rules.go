@@ -1346,8 +1346,11 @@ func (r *runner) judgeSchema() {
 	}
 	for _, k := range kinds {
 		title := fmt.Sprintf("%s results match the official schema (%d seen)", k, n[k])
-		if k == "errors" {
+		switch k {
+		case "errors":
 			title = fmt.Sprintf("error responses match the official schema (%d seen)", n[k])
+		case "other":
+			title = fmt.Sprintf("other results match the schema's Result (%d seen)", n[k])
 		}
 		r.verdict(prefix+k, title, sec, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)), false)
 	}

@@ -235,7 +235,7 @@ func (r *runner) schemaDef(method string, m *rpc.Message) (file, def, kind strin
 		if d, ok := modernResults[method]; ok {
 			return d[0], d[1], method
 		}
-		return schemaModern, "Result", "other results"
+		return schemaModern, "Result", "other"
 	}
 	if _, task := obj(m.Result)["task"]; method == "tools/call" && task {
 		return schemaLegacy, "CreateTaskResult", method
@@ -243,7 +243,7 @@ func (r *runner) schemaDef(method string, m *rpc.Message) (file, def, kind strin
 	if d, ok := legacyResults[method]; ok {
 		return schemaLegacy, d, method
 	}
-	return schemaLegacy, "Result", "other results"
+	return schemaLegacy, "Result", "other"
 }
 
 // modernResults names the schema file and definition of each 2026-07-28 result.
