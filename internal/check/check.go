@@ -302,6 +302,9 @@ func (r *runner) verdict(id, title, section, problem string, should bool, tools 
 		r.add(id, title, section, Pass, "", tools...)
 	case strings.HasPrefix(problem, errBudget.Error()):
 		r.add(id, title, section, Skip, problem, tools...)
+	case strings.Contains(problem, errBudget.Error()):
+		// The budget ended an exchange the verdict needed: not the server's fault.
+		r.add(id, title, section, Skip, errBudget.Error()+" ("+problem+")", tools...)
 	case should:
 		r.add(id, title, section, Warn, problem, tools...)
 	default:

@@ -66,7 +66,7 @@ func (r *runner) runModern(ctx context.Context) {
 		r.listenRule(ctx)
 	}
 	r.taskProbes(ctx)
-	r.judgeModern()
+	r.judgeModern(ctx)
 }
 
 func (r *runner) discovery(ctx context.Context) {
@@ -362,7 +362,7 @@ func (r *runner) judgeTasks(id, title, section string, should bool, cs []*call, 
 	r.verdict(id, title, section, "", should, names(cs)...)
 }
 
-func (r *runner) judgeModern() {
+func (r *runner) judgeModern(ctx context.Context) {
 	tasks := r.taskCalls()
 	none := r.noTasks()
 	var created []*call
@@ -407,7 +407,7 @@ func (r *runner) judgeModern() {
 	r.judgeIsErrorModern(tasks, none)
 	r.judgeInputModern(tasks, none)
 	r.judgeNoExt(none)
-	r.judgeCancelModern(none)
+	r.judgeCancelModern(ctx, none)
 }
 
 // createShape checks a 2026-07-28 CreateTaskResult.
@@ -824,7 +824,7 @@ func (r *runner) finished() *call {
 	return nil
 }
 
-func (r *runner) judgeCancelModern(none string) {
+func (r *runner) judgeCancelModern(ctx context.Context, none string) {
 	cs := r.cancelled()
 	if len(cs) == 0 && len(r.taskCalls()) > 0 {
 		none = "no tool's task was still working when it could be cancelled"
@@ -843,7 +843,7 @@ func (r *runner) judgeCancelModern(none string) {
 		r.add(id, title, sec, Skip, firstNonEmpty(none, "no task finished"))
 		return
 	}
-	m, err := r.cancelFinished(f)
+	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
@@ -857,10 +857,9 @@ func (r *runner) judgeCancelModern(none string) {
 	}
 }
 
-// cancelFinished cancels a finished task; the checker's context may be spent, so it uses a
-// short one of its own.
-func (r *runner) cancelFinished(c *call) (*rpc.Message, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// cancelFinished cancels a finished task.
+func (r *runner) cancelFinished(ctx context.Context, c *call) (*rpc.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return r.send(ctx, "tasks/cancel", map[string]any{"taskId": c.task.id}, req{})
 }
@@ -1203,11 +1202,11 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 	default:
 		r.add("A11", a11, a11sec, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
 	}
-	r.judgeCancelLegacy(none)
+	r.judgeCancelLegacy(ctx, none)
 	r.judgeList(ctx, tasks, none)
 }
 
-func (r *runner) judgeCancelLegacy(none string) {
+func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
 	const sec = "C25-TASKS §Task Cancellation"
 	if r.legacyCaps.tasks && !r.legacyCaps.cancel {
 		none = "tasks.cancel is not declared"
@@ -1246,7 +1245,7 @@ func (r *runner) judgeCancelLegacy(none string) {
 		r.add("A8b", a8b, sec, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
 		return
 	}
-	m, err := r.cancelFinished(f)
+	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	r.verdict("A8b", a8b, sec, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), false, f.tool.name)
 }
@@ -1262,7 +1261,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 		r.add(id, title, sec, Skip, none)
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	listed := map[string]bool{}
 	cursor := ""
