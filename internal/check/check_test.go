@@ -203,3 +203,23 @@ func TestReadmeListsEveryRule(t *testing.T) {
 		}
 	}
 }
+
+// However short the budget, what it cuts is skipped and said, never blamed on the server.
+func TestBudgetNeverBlamesTheServer(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{})
+	for _, b := range []time.Duration{300 * time.Millisecond, 1100 * time.Millisecond, 2200 * time.Millisecond} {
+		start := time.Now()
+		rep := Run(t.Context(), Options{HTTP: true, Connect: connector(s.URL), Budget: b})
+		if took := time.Since(start); took > b+time.Second {
+			t.Errorf("budget %s took %s", b, took)
+		}
+		for _, r := range rep.Results {
+			if r.Status == Fail || r.Status == Warn {
+				t.Errorf("budget %s: %s %s %s: %s", b, r.Era, r.ID, r.Status, r.Seen)
+			}
+		}
+		if len(rep.Cut) == 0 {
+			t.Errorf("budget %s: the report does not say what was cut", b)
+		}
+	}
+}
