@@ -199,6 +199,7 @@ func Run(ctx context.Context, o Options) *Report {
 		runners[sp.era] = r
 		ectx, ecancel := context.WithTimeout(ctx, share)
 		r.run(ectx)
+		r.cleanUp()
 		c.Close()
 		ecancel()
 		rep.Results = append(rep.Results, r.results...)

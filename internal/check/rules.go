@@ -1447,3 +1447,23 @@ func crossEra(rep *Report, modern, legacy *runner) {
 		}
 	}
 }
+
+// cleanUp cancels, best effort and briefly, the tasks the checker leaves working (the budget
+// ended their following before the cancel phase reached them), so a check leaves no work
+// running on the server.
+func (r *runner) cleanUp() {
+	if (r.modern && !r.extension) || (!r.modern && !r.legacyCaps.cancel) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, c := range r.taskCalls() {
+		t := c.task
+		t.mu.Lock()
+		done := t.terminal() != "" || t.cancelMsg != nil || len(t.afterCancel) > 0
+		t.mu.Unlock()
+		if !done && ctx.Err() == nil {
+			_, _ = r.send(ctx, "tasks/cancel", map[string]any{"taskId": t.id}, req{})
+		}
+	}
+}
