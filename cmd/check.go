@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -15,100 +18,209 @@ import (
 
 // CheckOptions are the inputs of `mcptask check`.
 type CheckOptions struct {
-	f        *Factory
-	Tool     string
-	ArgsJSON string
-	JUnit    string
+	f      *Factory
+	Tools  []checkTool
+	NoCall bool
+	Budget time.Duration
+	JUnit  string
+}
+
+// checkTool is one --tool NAME with the --args JSON that followed it, if any.
+type checkTool struct {
+	Name, Args string
+	HasArgs    bool
+}
+
+// toolFlag and argsFlag share one list so that each --args belongs to the --tool before it:
+// pflag sets values in command-line order.
+type toolFlag struct{ list *[]checkTool }
+
+func (f toolFlag) String() string { return "" }
+func (f toolFlag) Type() string   { return "NAME" }
+func (f toolFlag) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("a tool name is needed")
+	}
+	*f.list = append(*f.list, checkTool{Name: v})
+	return nil
+}
+
+type argsFlag struct{ list *[]checkTool }
+
+func (f argsFlag) String() string { return "" }
+func (f argsFlag) Type() string   { return "JSON" }
+func (f argsFlag) Set(v string) error {
+	l := *f.list
+	if len(l) == 0 {
+		return fmt.Errorf("--args must follow the --tool it belongs to")
+	}
+	if l[len(l)-1].HasArgs {
+		return fmt.Errorf("--tool %s already has --args", l[len(l)-1].Name)
+	}
+	l[len(l)-1].Args, l[len(l)-1].HasArgs = v, true
+	return nil
 }
 
 // NewCmdCheck returns `mcptask check`.
 func NewCmdCheck(f *Factory) *cobra.Command {
 	opts := &CheckOptions{f: f}
 	c := &cobra.Command{
-		Use:   "check [--tool NAME --args JSON]",
+		Use:   "check [--tool NAME [--args JSON]]... [--no-call] [--budget DURATION]",
 		Short: "Check a server's Tasks implementation against the spec, rule by rule",
 		Long: `Exercise the server's Tasks implementation and report, rule by rule with the spec
-section it comes from, what the server gets right and wrong: discovery and capability
-declaration, the shape of CreateTaskResult and tasks/get, status transitions, unknown
-task ids, tasks/result and tasks/list per era, cancel semantics, header validation,
-isError semantics, TTL and poll interval reporting, task id entropy.
+section it comes from, what the server gets right and wrong, in every era it speaks
+(2026-07-28 with the io.modelcontextprotocol/tasks extension, and 2025-11-25).
 
-Both eras are checked when the server speaks both. The task tool is --tool (with
---args), or one the server offers that needs no arguments. A rule that needs a
-behaviour the server's tools do not offer is reported as skipped, never as passed.
+No flag is needed: check lists the server's tools and calls each one it can call
+safely, with arguments built from its inputSchema (defaults, enums, the smallest
+values the schema allows). A tool whose annotations say destructiveHint is only
+called when named with --tool. What comes back says which tool completes a task,
+which reports a tool error, which fails with a protocol error, which asks for input
+(answered from its requestedSchema with a minimal valid answer, shown in the report)
+and which runs long enough to be cancelled; each rule is judged on every tool that
+shows the behaviour it needs. A rule that no tool can show is reported as skipped
+with the reason, never as passed.
+
+Every response is also validated against the official JSON Schema of its era.
+
+--tool NAME [--args JSON] (repeatable) adds a tool or forces one, with arguments of
+your choice. --no-call checks only what needs no tool call. --budget bounds the whole
+run; the report says what it cut.
+
+The rules, with their sections and what each needs from the server's tools, are
+listed in the README ("Checking a server").
 
 EXIT STATUS
   0 nothing failed (warnings allowed); 3 at least one check failed; 1 the server could
-  not be reached.`,
+  not be reached; 2 a usage error.`,
 		Example: `  mcptask check --server http://127.0.0.1:8080/mcp
-  mcptask check --stdio 'node dist/index.js stdio' --tool simulate-research-query --args '{"topic":"x"}'
-  mcptask check --server "$URL" --json --junit check.xml`,
+  mcptask check --stdio 'node dist/index.js stdio'
+  mcptask check --server "$URL" --tool deploy --args '{"env":"staging"}'
+  mcptask check --server "$URL" --json --junit check.xml --budget 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runCheck(c.Context(), opts) },
 	}
-	c.Flags().StringVar(&opts.Tool, "tool", "", "the task tool to exercise")
-	c.Flags().StringVar(&opts.ArgsJSON, "args", "", "its arguments as a JSON object, or @file.json")
+	c.Flags().Var(toolFlag{&opts.Tools}, "tool", "also call tool `NAME` (repeatable), even if it is annotated destructiveHint")
+	c.Flags().Var(argsFlag{&opts.Tools}, "args", "arguments of the --tool before it, as a JSON object or @file.json (default: built from its inputSchema)")
+	c.Flags().BoolVar(&opts.NoCall, "no-call", false, "call no tool: check only discovery, headers, errors and the other rules that need no tool call")
+	c.Flags().DurationVar(&opts.Budget, "budget", check.DefaultBudget, "time budget of the whole run")
 	c.Flags().StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (for CI)")
 	return c
 }
 
 func runCheck(ctx context.Context, opts *CheckOptions) error {
 	f := opts.f
-	args, err := parseArgsJSON(opts.ArgsJSON, f.IO.In)
-	if err != nil {
-		return err
+	if opts.Budget <= 0 {
+		return flagErrorf("--budget %s: want a positive duration such as 60s or 2m", opts.Budget)
 	}
-	if opts.ArgsJSON == "" {
-		args = nil
+	var tools []check.ToolSpec
+	for _, t := range opts.Tools {
+		spec := check.ToolSpec{Name: t.Name}
+		if t.HasArgs {
+			args, err := parseArgsJSON(t.Args, f.IO.In)
+			if err != nil {
+				return err
+			}
+			spec.Args = args
+		}
+		tools = append(tools, spec)
 	}
 	ref, hdr, err := f.serverRef()
 	if err != nil {
 		return err
 	}
-	reached := false
-	results := check.Run(ctx, check.Options{
-		HTTP: ref.URL != "",
-		Tool: opts.Tool, Args: args,
-		Connect: func(ctx context.Context, era string) (*rpc.Client, error) {
-			c, _, err := f.connectRef(ctx, ref, hdr, rpc.ClientOptions{Protocol: era})
-			reached = reached || err == nil
+	var eras []string
+	if p := f.Global.Protocol; p != "auto" && p != "" {
+		eras = []string{p}
+	}
+	rep := check.Run(ctx, check.Options{
+		HTTP:   ref.URL != "",
+		Eras:   eras,
+		Tools:  tools,
+		NoCall: opts.NoCall,
+		Budget: opts.Budget,
+		Connect: func(ctx context.Context, era string, co rpc.ClientOptions) (*rpc.Client, error) {
+			co.Protocol = era
+			c, _, err := f.connectRef(ctx, ref, hdr, co)
 			return c, err
 		},
 	})
-	if !reached {
-		return fmt.Errorf("check %s: the server could not be reached in either era (%s)", ref, results[0].Seen)
+	if !rep.Reached {
+		seen := ""
+		if len(rep.Results) > 0 {
+			seen = rep.Results[0].Seen
+		}
+		return fmt.Errorf("check %s: the server could not be reached in either era (%s)", ref, seen)
+	}
+	for _, t := range rep.Tools {
+		if t.Why == "the server does not list it" {
+			f.warnf("--tool %s: the server does not list a tool of that name in %s", t.Name, t.Era)
+		}
 	}
 	if opts.JUnit != "" {
-		if err := writeJUnit(opts.JUnit, ref.String(), results); err != nil {
+		if err := writeJUnit(opts.JUnit, ref.String(), rep); err != nil {
 			return err
 		}
 	}
-	counts := map[check.Status]int{}
-	for _, r := range results {
-		counts[r.Status]++
-	}
+	counts := rep.Counts()
 	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, map[string]any{"type": "check", "server": ref.String(), "results": results, "summary": counts}); err != nil {
+		if err := writeJSON(f.IO.Out, map[string]any{"type": "check", "server": ref.String(), "results": rep.Results, "tools": rep.Tools,
+			"budget":  map[string]any{"limitMs": rep.Budget.Milliseconds(), "usedMs": rep.Used.Milliseconds(), "cut": rep.Cut},
+			"summary": counts}); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHECK\tERA\tRESULT\tRULE\tSPEC\tSEEN")
-		for _, r := range results {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Era, r.Status, r.Title, r.Section, termsafe.Line(r.Seen))
+		writeCheckTable(f.IO.Out, rep)
+		fmt.Fprintf(f.IO.ErrOut, "%d passed, %d failed, %d warnings, %d skipped in %s (budget %s)\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip],
+			rep.Used.Round(100*time.Millisecond), rep.Budget)
+		if len(rep.Cut) > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "the %s budget cut: %s; give more with --budget\n", rep.Budget, termsafe.Line(strings.Join(rep.Cut, "; ")))
 		}
-		tw.Flush()
-		fmt.Fprintf(f.IO.ErrOut, "%d passed, %d failed, %d warnings, %d skipped\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip])
 	}
-	if check.Failed(results) {
+	if rep.Failed() {
 		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", counts[check.Fail]), Silent: !f.Global.JSON}
 	}
 	return nil
 }
 
+// writeCheckTable prints the verdicts, then what was done with each tool.
+func writeCheckTable(w io.Writer, rep *check.Report) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tERA\tRESULT\tRULE\tSPEC\tSEEN")
+	for _, r := range rep.Results {
+		seen := r.Seen
+		if len(r.Tools) > 0 && r.Status == check.Pass {
+			seen = "on " + strings.Join(r.Tools, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Era, r.Status, r.Title, r.Section, termsafe.Line(seen))
+	}
+	tw.Flush()
+	if len(rep.Tools) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tERA\tCALLED WITH\tSEEN")
+	for _, t := range rep.Tools {
+		with, seen := "-", "not called: "+t.Why
+		if t.Args != nil {
+			with = string(t.Args)
+		}
+		if t.Called {
+			seen = t.Seen
+			if len(t.Answers) > 0 {
+				seen += "; input answered with " + strings.Join(t.Answers, ", ")
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(t.Name), t.Era, termsafe.Line(with), termsafe.Line(seen))
+	}
+	tw.Flush()
+}
+
 // writeJUnit writes the results as JUnit XML: one testsuite per era, a failure element for a
-// failed check and a skipped element for a skipped one; warnings pass with their note.
-func writeJUnit(path, server string, results []check.Result) error {
+// failed check and a skipped element for a skipped one; warnings pass with their note. What
+// was done with each tool goes to the suite's system-out.
+func writeJUnit(path, server string, rep *check.Report) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
 		Text    string `xml:",chardata"`
@@ -121,11 +233,12 @@ func writeJUnit(path, server string, results []check.Result) error {
 		SystemOut string   `xml:"system-out,omitempty"`
 	}
 	type suite struct {
-		Name     string     `xml:"name,attr"`
-		Tests    int        `xml:"tests,attr"`
-		Failures int        `xml:"failures,attr"`
-		Skipped  int        `xml:"skipped,attr"`
-		Cases    []testcase `xml:"testcase"`
+		Name      string     `xml:"name,attr"`
+		Tests     int        `xml:"tests,attr"`
+		Failures  int        `xml:"failures,attr"`
+		Skipped   int        `xml:"skipped,attr"`
+		Cases     []testcase `xml:"testcase"`
+		SystemOut string     `xml:"system-out,omitempty"`
 	}
 	type suites struct {
 		XMLName xml.Name `xml:"testsuites"`
@@ -133,27 +246,47 @@ func writeJUnit(path, server string, results []check.Result) error {
 	}
 	var doc suites
 	idx := map[string]int{}
-	for _, r := range results {
-		i, ok := idx[r.Era]
+	at := func(era string) *suite {
+		i, ok := idx[era]
 		if !ok {
 			i = len(doc.Suites)
-			idx[r.Era] = i
-			doc.Suites = append(doc.Suites, suite{Name: "mcptask check " + server + " (MCP " + r.Era + ")"})
+			idx[era] = i
+			doc.Suites = append(doc.Suites, suite{Name: "mcptask check " + server + " (MCP " + era + ")"})
 		}
-		s := &doc.Suites[i]
+		return &doc.Suites[i]
+	}
+	for _, r := range rep.Results {
+		s := at(r.Era)
 		tc := testcase{Name: r.ID + " " + r.Title, Classname: r.Section}
+		msg := fmt.Sprintf("%s (%s): %s", r.ID, r.Section, r.Seen)
 		switch r.Status {
 		case check.Fail:
-			tc.Failure = &failure{Message: r.Seen, Text: r.Seen}
+			tc.Failure = &failure{Message: msg, Text: r.Title + "\n" + msg}
 			s.Failures++
 		case check.Skip:
 			tc.Skipped = &failure{Message: r.Seen}
 			s.Skipped++
 		case check.Warn:
-			tc.SystemOut = "warning: " + r.Seen
+			tc.SystemOut = "warning: " + msg
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, tc)
+	}
+	for _, t := range rep.Tools {
+		s := at(t.Era)
+		line := t.Name + ": "
+		if t.Called {
+			line += "called with " + string(t.Args) + ": " + t.Seen
+			if len(t.Answers) > 0 {
+				line += "; input answered with " + strings.Join(t.Answers, ", ")
+			}
+		} else {
+			line += "not called: " + t.Why
+		}
+		s.SystemOut += line + "\n"
+	}
+	if len(rep.Cut) > 0 && len(doc.Suites) > 0 {
+		doc.Suites[0].SystemOut += "the " + rep.Budget.String() + " budget cut: " + strings.Join(rep.Cut, "; ") + "\n"
 	}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {

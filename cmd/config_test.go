@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
 )
@@ -106,33 +104,5 @@ func TestReferenceUpToDate(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.1")); len(m) < 10 {
 		t.Errorf("man pages: %v", m)
-	}
-}
-
-func TestCheckCommand(t *testing.T) {
-	// No schema recorder here: the checker sends deliberately wrong messages.
-	srv, err := demo.New(demo.Options{StepDelay: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer func() { hs.Close(); srv.Close() }()
-	url := hs.URL + "/mcp"
-	junit := filepath.Join(t.TempDir(), "check.xml")
-	r := runCLI(t, t.Context(), nil, "check", "--server", url, "--json", "--junit", junit)
-	if r.Code != ExitOK {
-		t.Fatalf("check of the demo server: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-	}
-	doc := decodeJSON(t, r.Stdout)
-	if doc["type"] != "check" || len(doc["results"].([]any)) < 20 {
-		t.Errorf("check --json: %v", doc["summary"])
-	}
-	x, err := os.ReadFile(junit)
-	if err != nil || !strings.Contains(string(x), "<testsuites>") || strings.Count(string(x), "<testsuite ") != 2 || strings.Contains(string(x), "<failure") {
-		t.Errorf("junit report:\n%s", x)
-	}
-	r = runCLI(t, t.Context(), nil, "check", "--server", "http://127.0.0.1:1/mcp")
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "could not be reached") {
-		t.Errorf("unreachable server: %d %s", r.Code, r.Stderr)
 	}
 }

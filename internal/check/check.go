@@ -1,11 +1,18 @@
 // Package check is mcptask's server conformance checker: it exercises an MCP server's Tasks
 // implementation and reports, rule by rule with the spec section each comes from, what the
 // server got right and wrong. It is its own package because it is a different idea from the
-// client: it sends deliberately wrong requests (a mismatched Mcp-Name, an unknown task id) and
-// judges the answers, where the client only ever sends right ones and copes with the answers.
+// client: it sends deliberately wrong requests (a mismatched Mcp-Name, an unknown task id, a
+// request without the extension) and judges the answers, where the client only ever sends
+// right ones and copes with the answers. So it speaks the wire itself (wire.go) and uses the
+// rpc client only to open each era and to follow a listen stream.
 //
-// The rules are those of PROTOCOL.md §6 that a client can observe. A rule that needs a
-// behaviour the server's tools do not offer is reported as skipped, never as passed.
+// The rules are those of PROTOCOL.md §6 that a client can observe, plus schema validation of
+// every response against the official JSON Schema of its era. The tools to exercise are chosen
+// by observation (observe.go): every tool the checker can call safely is called once, and what
+// comes back says which tool completes a task, reports a tool error, fails with a protocol
+// error, asks for input or runs long enough to be cancelled. Each rule runs on the evidence
+// that shows the behaviour it needs; a rule no tool can show is reported as skipped with the
+// reason, never as passed.
 package check
 
 import (
@@ -13,9 +20,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -38,50 +46,73 @@ type Result struct {
 	Title   string `json:"title"`
 	Section string `json:"section"`
 	Status  Status `json:"status"`
-	Seen    string `json:"seen,omitempty"`
+	// Seen quotes what the server did (a failure or warning), or says why the rule was skipped.
+	Seen string `json:"seen,omitempty"`
+	// Tools names the tools whose behaviour the rule was judged on, when it needed any.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// ToolSpec names a tool to call with the given arguments (--tool NAME --args JSON).
+type ToolSpec struct {
+	Name string
+	Args map[string]any
+}
+
+// ToolReport says what the checker did with one tool in one era and what it saw.
+type ToolReport struct {
+	Era  string `json:"era"`
+	Name string `json:"name"`
+	// Called is false when the tool was not called; Why then says why.
+	Called bool            `json:"called"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	// Seen is what the call did, in words ("task: working -> completed").
+	Seen string `json:"seen,omitempty"`
+	// Shows lists the behaviours the tool was found to show: task, completes, tool-error,
+	// protocol-error, input, cancellable, plain.
+	Shows []string `json:"shows,omitempty"`
+	// Answers are the answers given to the tool's input requests.
+	Answers []string `json:"answers,omitempty"`
+	Why     string   `json:"why,omitempty"`
 }
 
 // Options say what to exercise.
 type Options struct {
-	// Connect opens a new client to the server in the given era ("2026-07-28" or
-	// "2025-11-25"), already connected; it fails when the server does not speak that era.
-	Connect func(ctx context.Context, era string) (*rpc.Client, error)
+	// Connect opens a client to the server in the given era (rpc.VersionModern or
+	// rpc.VersionLegacy) with the given client options (the checker's input answering and
+	// traffic observer), already connected; it fails when the server does not speak that era.
+	Connect func(ctx context.Context, era string, co rpc.ClientOptions) (*rpc.Client, error)
 	// HTTP is true for a Streamable HTTP server (the header checks need it).
 	HTTP bool
-	// Tool and Args name the task tool to exercise; empty picks one.
-	Tool string
-	Args map[string]any
-	// Wait bounds how long a task is followed to its end (60 s when zero).
-	Wait time.Duration
+	// Eras limits the eras checked (default: both).
+	Eras []string
+	// Tools are called in addition to the ones the checker picks, with the given arguments,
+	// even when their annotations say destructiveHint.
+	Tools []ToolSpec
+	// NoCall checks only what needs no tool call.
+	NoCall bool
+	// Budget bounds the whole run (60 s when zero).
+	Budget time.Duration
+	// LongAfter is how long a task may work before the checker treats it as long-running
+	// (and cancels it); zero derives it from the server's poll interval and the budget.
+	LongAfter time.Duration
 }
 
-// Run checks every era the server speaks.
-func Run(ctx context.Context, o Options) []Result {
-	if o.Wait <= 0 {
-		o.Wait = 60 * time.Second
-	}
-	var out []Result
-	for _, era := range []string{rpc.VersionModern, rpc.VersionLegacy} {
-		c, err := o.Connect(ctx, era)
-		if err != nil {
-			out = append(out, Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: short(err.Error())})
-			continue
-		}
-		r := &runner{c: c, o: o, era: era}
-		if era == rpc.VersionModern {
-			r.modern(ctx)
-		} else {
-			r.legacy(ctx)
-		}
-		c.Close()
-		out = append(out, r.results...)
-	}
-	return out
+// Report is the outcome of a run.
+type Report struct {
+	Results []Result     `json:"results"`
+	Tools   []ToolReport `json:"tools"`
+	// Budget is the time budget, Used the time taken.
+	Budget time.Duration `json:"-"`
+	Used   time.Duration `json:"-"`
+	// Cut says what the budget cut: rules not judged and tasks not followed to their end.
+	Cut []string `json:"cut,omitempty"`
+	// Reached is true when the server answered in at least one era.
+	Reached bool `json:"-"`
 }
 
 // Failed reports whether any check failed.
-func Failed(rs []Result) bool {
-	for _, r := range rs {
+func (rep *Report) Failed() bool {
+	for _, r := range rep.Results {
 		if r.Status == Fail {
 			return true
 		}
@@ -89,38 +120,225 @@ func Failed(rs []Result) bool {
 	return false
 }
 
-type runner struct {
-	c       *rpc.Client
-	o       Options
-	era     string
-	results []Result
+// Counts returns the number of results per status.
+func (rep *Report) Counts() map[Status]int {
+	m := map[Status]int{}
+	for _, r := range rep.Results {
+		m[r.Status]++
+	}
+	return m
 }
 
-func (r *runner) add(id, title, section string, st Status, seen string, args ...any) {
-	if len(args) > 0 {
-		seen = fmt.Sprintf(seen, args...)
+// DefaultBudget is the time budget of a run when Options.Budget is zero.
+const DefaultBudget = 60 * time.Second
+
+// Run checks every era the server speaks, within the budget.
+func Run(ctx context.Context, o Options) *Report {
+	if o.Budget <= 0 {
+		o.Budget = DefaultBudget
 	}
-	r.results = append(r.results, Result{ID: id, Era: r.era, Title: title, Section: section, Status: st, Seen: short(seen)})
+	eras := o.Eras
+	if len(eras) == 0 {
+		eras = []string{rpc.VersionModern, rpc.VersionLegacy}
+	}
+	start := time.Now()
+	deadline := start.Add(o.Budget)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	rep := &Report{Budget: o.Budget}
+	runners := map[string]*runner{}
+	// First learn which eras the server speaks, so that the budget is shared between those
+	// only. The first era's connection is kept; the others are opened again when their turn
+	// comes (a 2025-11-25 session left idle meanwhile might expire).
+	type spoken struct {
+		era string
+		c   *rpc.Client
+		r   *runner
+	}
+	var eraList []spoken
+	connect := func(era string, r *runner) (*rpc.Client, error) {
+		cctx, cancel := context.WithTimeout(ctx, connectTimeout(o.Budget))
+		defer cancel()
+		return o.Connect(cctx, era, r.clientOptions())
+	}
+	for _, era := range eras {
+		r := newRunner(o, era, 0)
+		c, err := connect(era, r)
+		if err != nil {
+			seen := short("the server did not answer in " + era + ": " + err.Error())
+			if ctx.Err() != nil {
+				seen = "cut by the time budget before the server answered"
+				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
+			}
+			rep.Results = append(rep.Results, Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
+			continue
+		}
+		if len(eraList) > 0 {
+			c.Close()
+			c = nil
+		}
+		eraList = append(eraList, spoken{era, c, r})
+	}
+	for i, sp := range eraList {
+		// Each era gets an even share of what is left, so an era that finishes early leaves
+		// its time to the next.
+		share := time.Until(deadline) / time.Duration(len(eraList)-i)
+		r, c := sp.r, sp.c
+		r.share = share
+		if c == nil {
+			r = newRunner(o, sp.era, share)
+			var err error
+			if c, err = connect(sp.era, r); err != nil {
+				rep.Results = append(rep.Results, Result{ID: "era", Era: sp.era, Title: "server speaks " + sp.era, Section: "C26-VER §Backward Compatibility", Status: Skip,
+					Seen: short("the server answered in " + sp.era + " once, then not again: " + err.Error())})
+				continue
+			}
+		}
+		rep.Reached = true
+		r.c = c
+		runners[sp.era] = r
+		ectx, ecancel := context.WithTimeout(ctx, share)
+		r.run(ectx)
+		r.cleanUp()
+		c.Close()
+		ecancel()
+		rep.Results = append(rep.Results, r.results...)
+		rep.Tools = append(rep.Tools, r.toolReports()...)
+		rep.Cut = append(rep.Cut, r.cut...)
+	}
+	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
+	rep.Used = time.Since(start)
+	return rep
+}
+
+// connectTimeout bounds one era's handshake: a server that does not speak an era may say
+// nothing at all (a stdio server ignoring initialize).
+func connectTimeout(budget time.Duration) time.Duration {
+	if d := budget / 4; d < 20*time.Second {
+		return d
+	}
+	return 20 * time.Second
+}
+
+// errBudget marks an exchange that the time budget cut short: never the server's fault.
+var errBudget = errors.New("cut by the time budget")
+
+type runner struct {
+	c      *rpc.Client
+	o      Options
+	era    string
+	modern bool
+	share  time.Duration
+	start  time.Time
+	nextID atomic.Int64
+
+	mu      sync.Mutex
+	results []Result
+	cut     []string
+	// schema: per response kind, how many were validated and what was wrong.
+	schemaN   map[string]int
+	schemaBad map[string][]string
+	// B18: results without a valid resultType.
+	resultTypeN   int
+	resultTypeBad []string
+	// A11: 2025-11-25 server-to-client requests (elicitation and the like), and how many
+	// tasks/result and plain tools/call exchanges are in flight (to tell whose a request is).
+	requests   []serverRequest
+	payloads   map[string]int // task id -> tasks/result in flight
+	plainCalls map[string]int // tool -> plain tools/call in flight
+
+	// discovery
+	discover   json.RawMessage
+	extension  bool // 2026-07-28: the server declares the tasks extension
+	legacyCaps struct {
+		tasks, list, cancel, call bool
+	}
+
+	tools    []*toolInfo
+	toolsErr error
+	calls    []*call
+}
+
+func newRunner(o Options, era string, share time.Duration) *runner {
+	r := &runner{o: o, era: era, modern: era == rpc.VersionModern, share: share, start: time.Now(),
+		schemaN: map[string]int{}, schemaBad: map[string][]string{}, payloads: map[string]int{}, plainCalls: map[string]int{}}
+	r.nextID.Store(1 << 30)
+	return r
+}
+
+// clientOptions are the options of the rpc client of an era: it declares elicitation (the
+// checker answers input requests from their schema) and lets the checker see every result.
+func (r *runner) clientOptions() rpc.ClientOptions {
+	return rpc.ClientOptions{
+		Protocol:    r.era,
+		Elicitation: true,
+		OnRequest:   r.onRequest,
+		Observe: func(era rpc.Era, method string, params map[string]any, result json.RawMessage, err error) {
+			var rerr *rpc.Error
+			if result == nil && !errors.As(err, &rerr) {
+				return
+			}
+			r.validate(method, &rpc.Message{Result: result, Error: rerr})
+		},
+	}
+}
+
+func (r *runner) add(id, title, section string, st Status, seen string, tools ...string) {
+	if rule, ok := ruleOf(id); ok {
+		section = rule.Section // one source for the report and the README
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sort.Strings(tools)
+	r.results = append(r.results, Result{ID: id, Era: r.era, Title: title, Section: section, Status: st, Seen: short(seen), Tools: dedupe(tools)})
+	if st == Skip && strings.HasPrefix(seen, errBudget.Error()) {
+		r.cut = append(r.cut, r.era+" "+id+" "+title)
+	}
 }
 
 // verdict adds pass when problem is "", else fail (or warn for a SHOULD).
-func (r *runner) verdict(id, title, section string, problem string, should bool) {
+func (r *runner) verdict(id, title, section, problem string, should bool, tools ...string) {
 	switch {
 	case problem == "":
-		r.add(id, title, section, Pass, "")
+		r.add(id, title, section, Pass, "", tools...)
+	case strings.HasPrefix(problem, errBudget.Error()):
+		r.add(id, title, section, Skip, problem, tools...)
+	case strings.Contains(problem, errBudget.Error()):
+		// The budget ended an exchange the verdict needed: not the server's fault.
+		r.add(id, title, section, Skip, errBudget.Error()+" ("+problem+")", tools...)
 	case should:
-		r.add(id, title, section, Warn, problem)
+		r.add(id, title, section, Warn, problem, tools...)
 	default:
-		r.add(id, title, section, Fail, problem)
+		r.add(id, title, section, Fail, problem, tools...)
 	}
+}
+
+// budgetLeft says whether there is time for another step, keeping a small reserve for the
+// probes that judge what was gathered.
+func (r *runner) budgetLeft(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return !ok || time.Until(dl) > 200*time.Millisecond
 }
 
 func short(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 160 {
-		return s[:159] + "…"
+	if len(s) > 240 {
+		return s[:239] + "…"
 	}
 	return s
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, v := range s {
+		if v != "" && (i == 0 || s[i-1] != v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // obj decodes a JSON object into a map of raw fields.
@@ -136,155 +354,43 @@ func str(raw json.RawMessage) string {
 	return s
 }
 
-// pickTool chooses the tool to exercise: the one named, else one that supports tasks and needs
-// no arguments (preferring a short sleep), plus optional tools for isError and long-running.
-func (r *runner) pickTool(ctx context.Context) (main string, args map[string]any, errorTool, longTool string, err error) {
-	tools, _, err := r.c.ListTools(ctx)
-	if err != nil {
-		return "", nil, "", "", err
+func quote(raw json.RawMessage) string {
+	if raw == nil {
+		return "nothing"
 	}
-	byName := map[string]*rpc.Tool{}
-	for _, t := range tools {
-		byName[t.Name] = t
-	}
-	if _, ok := byName["tool_error"]; ok {
-		errorTool = "tool_error"
-	}
-	if _, ok := byName["forever"]; ok {
-		longTool = "forever"
-	}
-	if r.o.Tool != "" {
-		if byName[r.o.Tool] == nil {
-			return "", nil, "", "", fmt.Errorf("the server has no tool %q", r.o.Tool)
-		}
-		return r.o.Tool, r.o.Args, errorTool, longTool, nil
-	}
-	if _, ok := byName["sleep"]; ok {
-		return "sleep", map[string]any{"seconds": 1}, errorTool, longTool, nil
-	}
-	names := make([]string, 0, len(tools))
-	for _, t := range tools {
-		names = append(names, t.Name)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		t := byName[n]
-		if t.TaskSupport() != "forbidden" && !requiresArgs(t.InputSchema) {
-			return n, nil, errorTool, longTool, nil
-		}
-	}
-	return "", nil, errorTool, longTool, errors.New("no tool that supports tasks and needs no arguments; name one with --tool and --args")
+	return short(string(compact(raw)))
 }
 
-func requiresArgs(schema json.RawMessage) bool {
-	var s struct {
-		Required []string `json:"required"`
+func compact(raw json.RawMessage) []byte {
+	var x any
+	if json.Unmarshal(raw, &x) != nil {
+		return raw
 	}
-	_ = json.Unmarshal(schema, &s)
-	return len(s.Required) > 0
+	b, _ := json.Marshal(x)
+	return b
 }
 
-// transitions checks a sequence of observed statuses against the state machine, and that a
-// terminal status never changes.
-func transitions(seq []string) string {
-	allowed := map[string][]string{
-		"working":        {"working", "input_required", "completed", "failed", "cancelled"},
-		"input_required": {"input_required", "working", "completed", "failed", "cancelled"},
+func isInt(raw json.RawMessage) bool {
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return false
 	}
-	for i := 1; i < len(seq); i++ {
-		from, to := seq[i-1], seq[i]
-		if from == "completed" || from == "failed" || from == "cancelled" {
-			if to != from {
-				return fmt.Sprintf("terminal status %s changed to %s", from, to)
-			}
-			continue
-		}
-		ok := false
-		for _, a := range allowed[from] {
-			ok = ok || a == to
-		}
-		if !ok {
-			return fmt.Sprintf("transition %s -> %s is not in the state machine", from, to)
-		}
-	}
-	return ""
+	_, err := n.Int64()
+	return err == nil
 }
 
-// follow polls a task to its end (and twice more, to see that the terminal status holds),
-// returning every status seen and the last raw tasks/get result.
-func (r *runner) follow(ctx context.Context, t *rpc.Task) ([]string, *rpc.Task, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.o.Wait)
-	defer cancel()
-	seq := []string{string(t.Status)}
-	last := t
-	extra := 0
-	for extra < 2 {
-		d := t.PollInterval
-		if d <= 0 || d > 2*time.Second {
-			d = 200 * time.Millisecond
-		}
-		select {
-		case <-ctx.Done():
-			return seq, last, fmt.Errorf("task %s did not finish within %s", t.TaskID, r.o.Wait)
-		case <-time.After(d):
-		}
-		nt, err := r.c.GetTask(ctx, t.TaskID)
-		if err != nil {
-			return seq, last, err
-		}
-		if prev := seq[len(seq)-1]; rpc.TaskStatus(prev).Terminal() && string(nt.Status) != prev {
-			return append(seq, string(nt.Status)), nt, nil // a terminal status changed: that is the finding
-		}
-		seq = append(seq, string(nt.Status))
-		last = nt
-		if nt.Status.Terminal() {
-			extra++
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
 		}
 	}
-	return seq, last, nil
+	return false
 }
 
-// rpcCode returns the JSON-RPC error code of err, or 0.
-func rpcCode(err error) (int64, int) {
-	var e *rpc.Error
-	if errors.As(err, &e) {
-		return e.Code, e.HTTPStatus
+func ifNot(ok bool, format string, args ...any) string {
+	if ok {
+		return ""
 	}
-	return 0, 0
-}
-
-// raw sends one hand-built request through the client's transport, for probes the client
-// would never send on its own. meta adds the modern per-request _meta.
-func (r *runner) raw(ctx context.Context, method string, params map[string]any, hdr http.Header, meta bool) (*rpc.Message, error) {
-	if params == nil {
-		params = map[string]any{}
-	}
-	if meta {
-		params["_meta"] = map[string]any{
-			rpc.MetaProtocolVersion:    rpc.VersionModern,
-			rpc.MetaClientCapabilities: map[string]any{"extensions": map[string]any{rpc.TasksExtension: map[string]any{}}},
-			rpc.MetaClientInfo:         map[string]any{"name": "mcptask-check", "version": "1"},
-		}
-	}
-	p, _ := json.Marshal(params)
-	msg := &rpc.Message{JSONRPC: "2.0", ID: rpc.IntID(time.Now().UnixNano() % 1e12), Method: method, Params: p}
-	if hdr == nil {
-		hdr = http.Header{}
-	}
-	return r.c.Transport().RoundTrip(ctx, msg, hdr)
-}
-
-// entropy judges whether a task id looks unguessable: long enough and varied.
-func entropy(id string) string {
-	if len(id) < 16 {
-		return fmt.Sprintf("task id %q is only %d characters", id, len(id))
-	}
-	distinct := map[rune]bool{}
-	for _, c := range id {
-		distinct[c] = true
-	}
-	if len(distinct) < 8 {
-		return fmt.Sprintf("task id %q uses only %d distinct characters", id, len(distinct))
-	}
-	return ""
+	return fmt.Sprintf(format, args...)
 }

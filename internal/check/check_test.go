@@ -1,208 +1,225 @@
 package check
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sort"
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/check/checktest"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/spectest"
 )
 
-// A broken server is the demo server behind a rewrite of one kind of message: each breaks one
-// rule on purpose, and must fail exactly the checks for that rule.
-type rewrite func(method string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any
-
-func serve(t *testing.T, rw rewrite, before func(method string, r *http.Request, req map[string]json.RawMessage)) string {
-	t.Helper()
-	srv, err := demo.New(demo.Options{StepDelay: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner := srv.Handler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var msg struct {
-			Method string                     `json:"method"`
-			Params map[string]json.RawMessage `json:"params"`
-		}
-		_ = json.Unmarshal(body, &msg)
-		if before != nil {
-			before(msg.Method, r, msg.Params)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if rw == nil || msg.Method == "subscriptions/listen" { // a stream cannot be buffered
-			inner.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		inner.ServeHTTP(rec, r)
-		out := rec.Body.Bytes()
-		if strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-			var resp map[string]any
-			if json.Unmarshal(out, &resp) == nil {
-				if nr := rw(msg.Method, msg.Params, r, resp); nr != nil {
-					out, _ = json.Marshal(nr)
-				}
-			}
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		w.Write(out)
-	}))
-	t.Cleanup(func() { hs.Close(); srv.Close() })
-	return hs.URL + "/mcp"
-}
-
-func run(t *testing.T, url string) []Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	return Run(ctx, Options{HTTP: true, Wait: 20 * time.Second, Connect: func(ctx context.Context, era string) (*rpc.Client, error) {
+func connector(url string) func(ctx context.Context, era string, co rpc.ClientOptions) (*rpc.Client, error) {
+	return func(ctx context.Context, era string, co rpc.ClientOptions) (*rpc.Client, error) {
 		tr, err := rpc.NewHTTPTransport(url, rpc.HTTPOptions{})
 		if err != nil {
 			return nil, err
 		}
-		c := rpc.NewClient(tr, rpc.ClientOptions{Protocol: era, Info: rpc.Implementation{Name: "check-test", Version: "1"}})
+		co.Protocol = era
+		co.Info = rpc.Implementation{Name: "check-test", Version: "1"}
+		c := rpc.NewClient(tr, co)
 		if err := c.Connect(ctx); err != nil {
 			tr.Close()
 			return nil, err
 		}
 		return c, nil
-	}})
+	}
 }
 
-func failed(rs []Result) []string {
-	var ids []string
-	for _, r := range rs {
-		if r.Status == Fail {
-			ids = append(ids, r.Era[:4]+"/"+r.ID)
+// The embedded schemas are the official files, byte for byte: the ones in shared/spec (or
+// where .ci/run fetched them), checked by their sha256 from SOURCES.md.
+func TestEmbeddedSchemasAreTheOfficialOnes(t *testing.T) {
+	sources, err := os.ReadFile("schemas/SOURCES.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, dirErr := spectest.SpecDir()
+	for _, f := range []string{schemaLegacy, schemaModern, schemaExt} {
+		b, err := schemaFiles.ReadFile("schemas/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if !strings.Contains(string(sources), hex.EncodeToString(sum[:])) {
+			t.Errorf("%s: sha256 %x is not the one SOURCES.md records", f, sum)
+		}
+		if dirErr != nil {
+			continue
+		}
+		official, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || string(official) != string(b) {
+			t.Errorf("%s differs from %s (%v)", f, filepath.Join(dir, f), err)
 		}
 	}
-	sort.Strings(ids)
-	return ids
 }
 
-func TestDemoPassesEveryCheck(t *testing.T) {
-	rs := run(t, serve(t, nil, nil))
-	if f := failed(rs); len(f) != 0 {
-		t.Fatalf("the demo server fails %v: %+v", f, rs)
-	}
-	eras := map[string]int{}
-	for _, r := range rs {
-		if r.Status == Skip {
-			t.Errorf("skipped against the demo server: %+v", r)
-		}
-		eras[r.Era]++
-	}
-	if eras[rpc.VersionModern] < 10 || eras[rpc.VersionLegacy] < 10 {
-		t.Errorf("checks per era: %v", eras)
-	}
-}
-
-func TestBrokenServersFailExactlyTheirChecks(t *testing.T) {
-	var mu sync.Mutex
-	sleepTasks := map[string]bool{}
-	cases := []struct {
-		name   string
-		rw     rewrite
-		before func(string, *http.Request, map[string]json.RawMessage)
-		want   []string
+func TestSchemaValidation(t *testing.T) {
+	for _, tt := range []struct {
+		file, def, doc string
+		ok             bool
 	}{
-		{"task creation says complete", func(m string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any {
-			if res, ok := resp["result"].(map[string]any); ok && m == "tools/call" && res["resultType"] == "task" {
-				res["resultType"] = "complete"
-			}
-			return resp
-		}, nil, []string{"2026/B24"}},
-		{"nested CreateTaskResult on 2026", func(m string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any {
-			if res, ok := resp["result"].(map[string]any); ok && m == "tools/call" && res["resultType"] == "task" {
-				task := map[string]any{}
-				for k, v := range res {
-					if k != "resultType" && k != "_meta" {
-						task[k] = v
-						delete(res, k)
-					}
-				}
-				res["task"] = task
-			}
-			return resp
-		}, nil, []string{"2026/B24"}},
-		{"terminal status changes", func(m string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any {
-			res, _ := resp["result"].(map[string]any)
-			if res == nil {
-				return resp
-			}
-			if m == "tools/call" && str(req["name"]) == "sleep" {
-				task, _ := res["task"].(map[string]any)
-				if task == nil {
-					task = res
-				}
-				if id, ok := task["taskId"].(string); ok {
-					mu.Lock()
-					sleepTasks[id] = false
-					mu.Unlock()
-				}
-			}
-			if m == "tasks/get" {
-				id, _ := res["taskId"].(string)
-				mu.Lock()
-				defer mu.Unlock()
-				done, tracked := sleepTasks[id]
-				if tracked && res["status"] == "completed" {
-					if done {
-						res["status"] = "working"
-					}
-					sleepTasks[id] = true
-				}
-			}
-			return resp
-		}, nil, []string{"2025/A6", "2026/B33"}},
-		{"no ttl", func(m string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any {
-			if res, ok := resp["result"].(map[string]any); ok && m == "tools/call" {
-				delete(res, "ttlMs")
-				if task, ok := res["task"].(map[string]any); ok {
-					delete(task, "ttl")
-				}
-			}
-			return resp
-		}, nil, []string{"2025/A5", "2026/B24"}},
-		{"cancel errors on 2026", func(m string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any {
-			if m == "tasks/cancel" && r.Header.Get("Mcp-Method") != "" {
-				delete(resp, "result")
-				resp["error"] = map[string]any{"code": -32603, "message": "cannot cancel"}
-			}
-			return resp
-		}, nil, []string{"2026/B28"}},
-		{"wrong code for an unknown task", func(m string, req map[string]json.RawMessage, r *http.Request, resp map[string]any) map[string]any {
-			if e, ok := resp["error"].(map[string]any); ok && m == "tasks/get" && e["code"] == float64(-32602) {
-				e["code"] = -32603
-			}
-			return resp
-		}, nil, []string{"2025/A7", "2026/B29"}},
-		{"no header validation", nil, func(m string, r *http.Request, req map[string]json.RawMessage) {
-			if m == "tasks/get" && r.Header.Get("Mcp-Name") != "" {
-				r.Header.Set("Mcp-Name", str(req["taskId"])) // "fixes" whatever the client sent
-			}
-		}, []string{"2026/B21"}},
+		{schemaModern, "DiscoverResult", `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public"}`, true},
+		{schemaModern, "DiscoverResult", `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}`, false},
+		{schemaExt, "CreateTaskResult", `{"resultType":"task","taskId":"a","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}`, true},
+		{schemaExt, "CreateTaskResult", `{"resultType":"task","taskId":"a","status":"working","createdAt":"x","lastUpdatedAt":"x"}`, false},
+		{schemaLegacy, "CreateTaskResult", `{"task":{"taskId":"a","status":"working","createdAt":"x","lastUpdatedAt":"x","ttl":null}}`, true},
+	} {
+		p := official.validate(tt.file, tt.def, []byte(tt.doc))
+		if (p == "") != tt.ok {
+			t.Errorf("%s %s: %q", tt.def, tt.doc, p)
+		}
+		if !tt.ok && !strings.Contains(p, tt.def+": at ") {
+			t.Errorf("the problem does not say where: %q", p)
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := failed(run(t, serve(t, c.rw, c.before)))
-			if strings.Join(got, ",") != strings.Join(c.want, ",") {
-				t.Errorf("failed checks %v, want exactly %v", got, c.want)
+}
+
+func TestBuildArgs(t *testing.T) {
+	for _, tt := range []struct{ schema, want, err string }{
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, `{}`, ""},
+		{`{"type":"object","properties":{"n":{"type":"integer","minimum":3},"x":{"type":"number","exclusiveMinimum":5},"b":{"type":"boolean"}},"required":["n","x","b"]}`, `{"b":false,"n":3,"x":6}`, ""},
+		{`{"type":"object","properties":{"m":{"type":"string","enum":["slow","fast"]},"d":{"type":"integer","default":7}},"required":["m","d"]}`, `{"d":7,"m":"slow"}`, ""},
+		{`{"type":"object","properties":{"s":{"type":"string","minLength":8},"u":{"type":"string","format":"uri"},"p":{"type":"string","pattern":"^[0-9]+$"}},"required":["s","u","p"]}`, `{"p":"1","s":"checkxxx","u":"https://example.com/"}`, ""},
+		{`{"type":"object","properties":{"l":{"type":"array","minItems":2,"items":{"type":"integer","maximum":-4}}},"required":["l"]}`, `{"l":[-4,-4]}`, ""},
+		{`{"type":"object","properties":{"o":{"$ref":"#/$defs/O"}},"required":["o"],"$defs":{"O":{"type":"object","properties":{"k":{"type":["string","null"]}},"required":["k"]}}}`, `{"o":{"k":"check"}}`, ""},
+		{`{"type":"object","properties":{"c":{"oneOf":[{"type":"null"},{"const":"x"}]}},"required":["c"]}`, `{"c":"x"}`, ""},
+		{`{"type":"object","properties":{"p":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"}},"required":["p"]}`, ``, "argument p: no value built matches its pattern"},
+		{`{"type":"object","properties":{"n":{"type":"integer","minimum":5,"maximum":4}},"required":["n"]}`, ``, "argument n: no number fits its bounds"},
+	} {
+		got, err := buildArgs(json.RawMessage(tt.schema))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: err %v, want %q", tt.schema, err, tt.err)
 			}
-		})
+			continue
+		}
+		b, _ := json.Marshal(got)
+		if err != nil || string(b) != tt.want {
+			t.Errorf("%s: %s %v, want %s", tt.schema, b, err, tt.want)
+		}
+	}
+}
+
+func TestAnswerRequest(t *testing.T) {
+	form := `{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"},"who":{"type":"string","oneOf":[{"const":"a","title":"A"},{"const":"b","title":"B"}]},"note":{"type":"string"}},"required":["ok","who"]}}`
+	for _, tt := range []struct{ method, params, want string }{
+		{"elicitation/create", form, `{"action":"accept","content":{"ok":false,"who":"a"}}`},
+		{"elicitation/create", `{"mode":"url","url":"https://x","message":"open"}`, `{"action":"decline"}`},
+		{"roots/list", `{}`, `{"roots":[]}`},
+	} {
+		got, err := answerRequest(tt.method, json.RawMessage(tt.params))
+		if err != nil || string(compact(got)) != tt.want {
+			t.Errorf("%s: %s %v, want %s", tt.method, got, err, tt.want)
+		}
+	}
+	if _, err := answerRequest("tools/call", nil); err == nil {
+		t.Error("a request that is not an input request was answered")
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	for seq, want := range map[string]string{
+		"working working input_required working completed completed": "",
+		"working completed working":                                  "the terminal status completed changed to working",
+		"input_required cancelled":                                   "",
+		"working paused":                                             "working -> paused is not in the state machine",
+	} {
+		if got := transitions(strings.Fields(seq)); !strings.HasPrefix(got, want) || (want == "" && got != "") {
+			t.Errorf("%s: %q, want %q", seq, got, want)
+		}
+	}
+}
+
+func TestRuleOrder(t *testing.T) {
+	ids := []string{"B17b", "B0:tools/call", "B21", "B17", "B0:errors", "B17e", "B38", "B2"}
+	want := "B0:errors B0:tools/call B2 B17 B17b B17e B21 B38"
+	for i := range ids {
+		for j := i + 1; j < len(ids); j++ {
+			if ruleLess(ids[j], ids[i]) {
+				ids[i], ids[j] = ids[j], ids[i]
+			}
+		}
+	}
+	if got := strings.Join(ids, " "); got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+}
+
+// Run keeps to its budget however slow the server is, and says what the budget cut.
+func TestRunKeepsItsBudget(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{Step: time.Minute})
+	start := time.Now()
+	rep := Run(t.Context(), Options{HTTP: true, Budget: 1500 * time.Millisecond, Connect: connector(s.URL)})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("a 1.5s budget took %s", took)
+	}
+	if len(rep.Cut) == 0 || rep.Failed() {
+		t.Errorf("cut %v, failed %v: %+v", rep.Cut, rep.Failed(), rep.Results)
+	}
+}
+
+// Every result the checker gives is a rule of the catalogue (which the README lists), with the
+// same section, and every rule of the catalogue is judged against a server that offers all.
+func TestEveryResultIsCatalogued(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{})
+	rep := Run(t.Context(), Options{HTTP: true, Connect: connector(s.URL)})
+	seen := map[string]bool{}
+	for _, r := range rep.Results {
+		rule, ok := ruleOf(r.ID)
+		if !ok {
+			t.Errorf("%s %s is not in the catalogue", r.Era, r.ID)
+			continue
+		}
+		seen[rule.ID] = true
+		if rule.Era != r.Era || r.Section != rule.Section {
+			t.Errorf("%s: era %s section %q, the catalogue says %s %q", r.ID, r.Era, r.Section, rule.Era, rule.Section)
+		}
+	}
+	for _, rule := range Rules {
+		if !seen[rule.ID] {
+			t.Errorf("%s is in the catalogue but was never judged", rule.ID)
+		}
+	}
+}
+
+// The README's "Checking a server" lists every rule with its section and what it needs.
+func TestReadmeListsEveryRule(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, rule := range Rules {
+		row := "| `" + rule.ID + "` | " + rule.Era + " | " + rule.Title + " | " + rule.Section + " | " + rule.Needs + " |"
+		if !strings.Contains(readme, row) {
+			t.Errorf("README lacks the row\n%s", row)
+		}
+	}
+}
+
+// However short the budget, what it cuts is skipped and said, never blamed on the server.
+func TestBudgetNeverBlamesTheServer(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{})
+	for _, b := range []time.Duration{300 * time.Millisecond, 1100 * time.Millisecond, 2200 * time.Millisecond} {
+		start := time.Now()
+		rep := Run(t.Context(), Options{HTTP: true, Connect: connector(s.URL), Budget: b})
+		if took := time.Since(start); took > b+time.Second {
+			t.Errorf("budget %s took %s", b, took)
+		}
+		for _, r := range rep.Results {
+			if r.Status == Fail || r.Status == Warn {
+				t.Errorf("budget %s: %s %s %s: %s", b, r.Era, r.ID, r.Status, r.Seen)
+			}
+		}
+		if len(rep.Cut) == 0 {
+			t.Errorf("budget %s: the report does not say what was cut", b)
+		}
 	}
 }

@@ -1,35 +1,82 @@
 package check
 
+// This file holds the rules of both eras: the flow of a run (discovery, the probes that need no
+// tool, the catalogue of tools, cancellation, subscriptions) and the judgement of the evidence.
+// Rule ids follow PROTOCOL.md §6 (A1-A16 are 2025-11-25, B17-B38 are 2026-07-28); a letter
+// suffix marks a further rule under the same item, and A0/B0 are the schema rules, one result
+// per kind of answer.
+
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
-const unknownID = "mcptask-check-no-such-task-7f3a9c1e"
-
-func modernHeaders(method, name string) http.Header {
-	h := http.Header{"Mcp-Protocol-Version": {rpc.VersionModern}, "Mcp-Method": {method}}
-	if name != "" {
-		h.Set("Mcp-Name", name)
+func (r *runner) run(ctx context.Context) {
+	if r.modern {
+		r.runModern(ctx)
+	} else {
+		r.runLegacy(ctx)
 	}
-	return h
+	r.judgeSchema()
+	sort.SliceStable(r.results, func(i, j int) bool { return ruleLess(r.results[i].ID, r.results[j].ID) })
 }
 
-// modern runs the 2026-07-28 + tasks extension rules.
-func (r *runner) modern(ctx context.Context) {
-	// B17, B31: discovery and capability declaration.
-	d, err := r.raw(ctx, "server/discover", nil, modernHeaders("server/discover", ""), true)
+// ruleLess orders rule ids by their number, then their suffix ("B0:tools/call" < "B17" <
+// "B17b" < "B21").
+func ruleLess(a, b string) bool {
+	na, sa := splitID(a)
+	nb, sb := splitID(b)
+	if na != nb {
+		return na < nb
+	}
+	return sa < sb
+}
+
+func splitID(id string) (int, string) {
+	i := 1
+	for i < len(id) && id[i] >= '0' && id[i] <= '9' {
+		i++
+	}
+	n, err := strconv.Atoi(id[min(1, len(id)):i])
+	if err != nil {
+		return 1 << 20, id
+	}
+	return n, id[i:]
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2026-07-28 with the tasks extension
+
+func (r *runner) runModern(ctx context.Context) {
+	r.discovery(ctx)
+	r.modernProbes(ctx)
+	r.toolsPhase(ctx)
+	if r.extension {
+		r.cancelPhase(ctx)
+		r.listenRule(ctx)
+	}
+	r.taskProbes(ctx)
+	r.judgeModern(ctx)
+}
+
+func (r *runner) discovery(ctx context.Context) {
+	const sec = "C26-DISC"
+	d, err := r.send(ctx, "server/discover", nil, req{})
 	if err != nil || d.Error != nil {
-		r.add("B17", "server/discover answers", "C26-DISC", Fail, "%v", errOr(err, d))
+		r.verdict("B17", "server/discover answers", sec, describe(d, err), false)
 		return
 	}
+	r.discover = d.Result
 	res := obj(d.Result)
 	var disc struct {
 		SupportedVersions []string `json:"supportedVersions"`
@@ -43,166 +90,340 @@ func (r *runner) modern(ctx context.Context) {
 	problem := ""
 	switch {
 	case str(res["resultType"]) != "complete":
-		problem = fmt.Sprintf("resultType %s, want \"complete\"", res["resultType"])
+		problem = fmt.Sprintf("resultType is %s, want \"complete\"", quote(res["resultType"]))
 	case !contains(disc.SupportedVersions, rpc.VersionModern):
 		problem = fmt.Sprintf("supportedVersions %v lacks %s", disc.SupportedVersions, rpc.VersionModern)
 	}
-	r.verdict("B17", "server/discover returns resultType complete and supportedVersions", "C26-DISC", problem, false)
+	r.verdict("B17", "server/discover returns resultType complete and supportedVersions", sec, problem, false)
+	r.verdict("B17c", "server/discover carries _meta serverInfo (SHOULD)", sec, ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)), true)
+	r.verdict("B17d", "server/discover carries the cache hints ttlMs and cacheScope", "C26-SCHEMA DiscoverResult (CacheableResult); C26-DISC", cacheHints(d.Result), false)
+
 	ext, ok := disc.Capabilities.Extensions[rpc.TasksExtension]
-	if !ok {
-		r.add("B17b", "tasks extension declared in capabilities.extensions", "EXT §Capability Negotiation", Fail, "capabilities.extensions lacks %s; the task rules cannot run", rpc.TasksExtension)
-		return
-	}
-	r.verdict("B17b", "tasks extension declared with an empty settings object", "EXT §Capability Negotiation", ifNot(string(compact(ext)) == "{}", "settings object is %s, want {}", ext), false)
-	r.verdict("B17c", "discover carries _meta serverInfo", "C26-DISC", ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q]", rpc.MetaServerInfo), true)
-	r.verdict("B31a", "no legacy tasks capability under 2026-07-28", "SEP-2663 §Backward Compatibility", ifNot(len(disc.Capabilities.Tasks) == 0, "capabilities.tasks = %s", disc.Capabilities.Tasks), false)
-
-	tool, args, errTool, longTool, err := r.pickTool(ctx)
-	if err != nil {
-		r.add("tool", "a task tool to exercise", "-", Skip, "%v", err)
-		return
-	}
-
-	// B22: without the extension declared, tools/call never yields a task.
-	p := map[string]any{"name": tool, "arguments": argsOrEmpty(args), "_meta": map[string]any{
-		rpc.MetaProtocolVersion: rpc.VersionModern, rpc.MetaClientCapabilities: map[string]any{},
-	}}
-	noExt, err := r.raw(ctx, "tools/call", p, modernHeaders("tools/call", tool), false)
+	legacyTasks := len(disc.Capabilities.Tasks) > 0 && string(disc.Capabilities.Tasks) != "null"
+	const extTitle, extSec = "tasks extension declared in capabilities.extensions with {}", "EXT §Capability Negotiation"
 	switch {
-	case err != nil:
-		r.add("B22", "no task without the extension declared", "EXT §Capability Negotiation", Fail, "%v", err)
-	case noExt.Error != nil:
-		r.verdict("B22", "no task without the extension declared", "EXT §Capability Negotiation",
-			ifNot(noExt.Error.Code == rpc.CodeMissingCapability || noExt.Error.Code != 0, "error %d", noExt.Error.Code), false)
+	case ok:
+		r.extension = true
+		r.verdict("B17b", extTitle, extSec, ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)), false)
+		r.verdict("B31a", "no 2025-11-25 tasks capability under 2026-07-28", "SEP-2663 §Backward Compatibility", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)), false)
+	case legacyTasks:
+		// Half-modern: it lists 2026-07-28 but offers tasks only the 2025-11-25 way. A
+		// 2026-07-28 client gets no task from it (and a task-only tool fails); tasks work only
+		// after initialize. Not a broken rule of 2026-07-28 (extensions are optional), but
+		// almost certainly not what the author meant.
+		r.add("B17b", extTitle, extSec+"; SEP-2663 §Backward Compatibility", Warn,
+			fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
+				rpc.VersionModern, quote(disc.Capabilities.Tasks), rpc.TasksExtension))
 	default:
-		r.verdict("B22", "no task without the extension declared", "EXT §Capability Negotiation",
-			ifNot(str(obj(noExt.Result)["resultType"]) != "task", "resultType \"task\" although the client declared no extension"), false)
+		r.add("B17b", extTitle, extSec, Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
 	}
+}
 
-	// B24, B25, B26, B33, B36: one task from creation to its end.
-	cr, err := r.c.CallTool(ctx, rpc.CallParams{Name: tool, Arguments: args})
-	if err != nil {
-		r.add("B24", "CreateTaskResult shape", "EXT-SCHEMA CreateTaskResult", Fail, "tools/call %s: %v", tool, err)
-		return
+// cacheHints checks the CacheableResult fields: ttlMs an integer >= 0, cacheScope "public" or
+// "private".
+func cacheHints(res json.RawMessage) string {
+	m := obj(res)
+	var bad []string
+	ttl, hasTTL := m["ttlMs"]
+	scope, hasScope := m["cacheScope"]
+	switch {
+	case !hasTTL:
+		bad = append(bad, "no ttlMs")
+	case !isInt(ttl) || strings.HasPrefix(string(ttl), "-"):
+		bad = append(bad, "ttlMs is "+quote(ttl)+", want an integer >= 0")
 	}
-	if cr.Kind != rpc.KindTask {
-		r.add("B24", "CreateTaskResult shape", "EXT-SCHEMA CreateTaskResult", Skip, "tool %s answered without a task", tool)
-		return
+	switch s := str(scope); {
+	case !hasScope:
+		bad = append(bad, "no cacheScope")
+	case s != "public" && s != "private":
+		bad = append(bad, "cacheScope is "+quote(scope)+", want \"public\" or \"private\"")
 	}
-	r.verdict("B24", "CreateTaskResult is flat, with ttlMs and without legacy keys", "EXT-SCHEMA CreateTaskResult", createShape(cr.Raw), false)
-	r.verdict("B36", "task ids look unguessable", "EXT §Security Considerations", entropy(cr.Task.TaskID), false)
-	if _, err := r.c.GetTask(ctx, cr.Task.TaskID); err != nil {
-		r.add("B25", "tasks/get right after creation succeeds", "EXT §Task Creation", Fail, "%v", err)
-	} else {
-		r.add("B25", "tasks/get right after creation succeeds", "EXT §Task Creation", Pass, "")
-	}
-	seq, last, err := r.follow(ctx, cr.Task)
-	if err != nil {
-		r.add("B33", "status transitions follow the state machine", "EXT §Task Status", Fail, "%v", err)
-	} else {
-		r.verdict("B33", "status transitions follow the state machine; terminal never changes", "EXT §Task Status", transitions(seq), false)
-		r.verdict("B26", "tasks/get is resultType complete with the variant's fields", "EXT §Task Polling", getVariant(last), false)
-	}
+	return strings.Join(bad, ", ")
+}
 
-	// B34: push updates on a listen stream, when the server offers them.
-	r.listenRule(ctx, tool, args)
+// modernProbes send the deliberately wrong requests that need no tool.
+func (r *runner) modernProbes(ctx context.Context) {
+	const badVersion = "1999-01-01"
+	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
+	m, err := r.send(ctx, "server/discover", nil, req{noCaps: true})
+	r.verdict("B19", "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)", "C26-BASIC §_meta",
+		r.wantError(m, err, rpc.CodeInvalidParams, http.StatusBadRequest), false)
 
-	// B29: unknown task id.
-	_, err = r.c.GetTask(ctx, unknownID)
-	code, _ := rpcCode(err)
-	r.verdict("B29", "unknown taskId on tasks/get is -32602", "EXT §Protocol Errors", ifNot(code == rpc.CodeInvalidParams, "got %v", err), false)
-
-	// B21: header validation (HTTP only).
-	if r.o.HTTP {
-		m, err := r.raw(ctx, "tasks/get", map[string]any{"taskId": cr.Task.TaskID}, modernHeaders("tasks/get", "wrong-"+cr.Task.TaskID), true)
-		problem := ""
+	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
+	m, err = r.send(ctx, "server/discover", nil, req{version: badVersion, hdrVersion: badVersion})
+	problem := r.wantError(m, err, rpc.CodeUnsupportedVersion, http.StatusBadRequest)
+	if problem == "" {
+		var data struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}
+		_ = json.Unmarshal(m.Error.Data, &data)
 		switch {
-		case err != nil:
-			problem = err.Error()
-		case m.Error == nil:
-			problem = "a tasks/get with a mismatched Mcp-Name was answered normally"
-		case m.Error.Code != rpc.CodeHeaderMismatch || m.Error.HTTPStatus != http.StatusBadRequest:
-			problem = fmt.Sprintf("got %d with HTTP %d, want -32020 with HTTP 400", m.Error.Code, m.Error.HTTPStatus)
+		case len(data.Supported) == 0:
+			problem = "error.data.supported is missing or empty: " + quote(m.Error.Data)
+		case data.Requested != badVersion:
+			problem = fmt.Sprintf("error.data.requested is %q, want the requested %q", data.Requested, badVersion)
 		}
-		r.verdict("B21", "a mismatched Mcp-Name is refused with 400 and -32020", "C26-HTTP §Server Validation", problem, false)
+	}
+	r.verdict("B20", "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)", "C26-VER; C26-HTTP", problem, false)
+
+	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
+	if r.o.HTTP {
+		m, err = r.send(ctx, "server/discover", nil, req{version: badVersion, hdrVersion: rpc.VersionModern})
+		r.verdict("B21b", "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020", "C26-HTTP §Server Validation, §Protocol Version Header",
+			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest), false)
 	} else {
-		r.add("B21", "a mismatched Mcp-Name is refused", "C26-HTTP §Server Validation", Skip, "stdio has no headers")
+		r.add("B21b", "an MCP-Protocol-Version header that differs from _meta is refused", "C26-HTTP §Server Validation", Skip, "stdio has no headers")
 	}
 
-	// B31: tasks/result does not exist in 2026-07-28.
-	m, err := r.raw(ctx, "tasks/result", map[string]any{"taskId": cr.Task.TaskID}, modernHeaders("tasks/result", cr.Task.TaskID), true)
-	r.verdict("B31", "tasks/result is -32601 under 2026-07-28", "SEP-2663 §Backward Compatibility",
-		ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "got %v", errOr(err, m)), false)
+	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
+	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
+	for _, p := range []struct{ id, method, title, sec string }{
+		{"B21c", "ping", "ping, removed in 2026-07-28, is answered 404 and -32601", "C26-CHLOG (ping removed); C26-HTTP §Server Validation"},
+		{"B31", "tasks/result", "tasks/result, removed in 2026-07-28, is answered 404 and -32601", "SEP-2663 §Backward Compatibility; C26-HTTP"},
+		{"B31b", "tasks/list", "tasks/list, removed in 2026-07-28, is answered 404 and -32601", "EXT §Supported Methods; SEP-2663 §Backward Compatibility; C26-HTTP"},
+	} {
+		params := map[string]any{}
+		if p.method == "tasks/result" {
+			params["taskId"] = unknownID
+		}
+		m, err := r.send(ctx, p.method, params, req{})
+		r.verdict(p.id, p.title, p.sec, r.wantError(m, err, rpc.CodeMethodNotFound, http.StatusNotFound), false)
+	}
+}
 
-	// B28: cancel returns an empty ack; unknown id is an error.
-	if longTool != "" {
-		lt, err := r.c.CallTool(ctx, rpc.CallParams{Name: longTool})
-		if err == nil && lt.Kind == rpc.KindTask {
-			_, ack, err := r.c.CancelTask(ctx, lt.Task.TaskID)
-			problem := ""
-			if err != nil {
-				problem = err.Error()
-			} else {
-				for k := range obj(ack) {
-					if k != "resultType" && k != "_meta" {
-						problem = fmt.Sprintf("the ack carries %q", k)
-					}
-				}
-				if str(obj(ack)["resultType"]) != "complete" {
-					problem = fmt.Sprintf("ack resultType %s", obj(ack)["resultType"])
+// toolsPhase lists the tools, checks the list's cache hints, and runs the catalogue.
+func (r *runner) toolsPhase(ctx context.Context) {
+	pages, err := r.listTools(ctx)
+	if r.modern {
+		const title, sec = "tools/list carries the cache hints ttlMs and cacheScope", "C26-SCHEMA ListToolsResult (CacheableResult)"
+		var bad []string
+		for i, p := range pages {
+			if pb := cacheHints(p.Result); pb != "" {
+				bad = append(bad, fmt.Sprintf("page %d: %s", i+1, pb))
+			}
+		}
+		switch {
+		case len(pages) > 0:
+			r.verdict("B17e", title, sec, strings.Join(bad, "; "), false)
+		default:
+			r.verdict("B17e", title, sec, "tools/list: "+describeErr(err), false)
+		}
+	}
+	if err != nil {
+		r.toolsErr = err
+		if len(r.tools) == 0 {
+			return
+		}
+	}
+	r.plan()
+	r.catalogue(ctx)
+}
+
+func describeErr(err error) string {
+	if err == nil {
+		return "no answer"
+	}
+	return err.Error()
+}
+
+// taskProbes send the task-method probes: unknown ids, a mismatched Mcp-Name, tasks/* without
+// the extension. They use a real task id where the catalogue made one.
+func (r *runner) taskProbes(ctx context.Context) {
+	if !r.extension {
+		for _, p := range [][3]string{
+			{"B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020", "C26-HTTP §Server Validation; EXT §Streamable HTTP: Routing Headers"},
+			{"B29", "an unknown taskId on tasks/get is -32602", "EXT §Protocol Errors"},
+			{"B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)", "EXT §Task Cancellation"},
+			{"B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021", "EXT §Protocol Errors"},
+		} {
+			r.add(p[0], p[1], p[2], Skip, r.noTasks())
+		}
+		return
+	}
+	id := unknownID
+	for _, c := range r.calls {
+		if c.task != nil && c.task.id != "" {
+			id = c.task.id
+			break
+		}
+	}
+	if r.o.HTTP {
+		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
+		r.verdict("B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020", "C26-HTTP §Server Validation; EXT §Streamable HTTP: Routing Headers",
+			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest), false)
+	} else {
+		r.add("B21", "a mismatched Mcp-Name on tasks/get is refused", "C26-HTTP §Server Validation", Skip, "stdio has no headers")
+	}
+	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": unknownID}, req{})
+	r.verdict("B29", "an unknown taskId on tasks/get is -32602", "EXT §Protocol Errors", r.wantError(m, err, rpc.CodeInvalidParams, 0), false)
+	m, err = r.send(ctx, "tasks/cancel", map[string]any{"taskId": unknownID}, req{})
+	r.verdict("B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)", "EXT §Task Cancellation", r.wantError(m, err, rpc.CodeInvalidParams, 0), true)
+
+	// B30: EXT §Protocol Errors: tasks/* from a client that did not declare the extension.
+	var bad []string
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		params := map[string]any{"taskId": id}
+		if method == "tasks/update" {
+			params["inputResponses"] = map[string]any{}
+		}
+		if method == "tasks/cancel" && id != unknownID {
+			params["taskId"] = unknownID // never cancel a real task by accident
+		}
+		m, err := r.send(ctx, method, params, req{noExt: true})
+		if p := r.wantError(m, err, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
+			bad = append(bad, method+": "+p)
+		}
+	}
+	r.verdict("B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", "EXT §Protocol Errors; C26-BASIC (MissingRequiredClientCapability)", strings.Join(bad, "; "), false)
+}
+
+// noTasks says why there is no task to judge a task rule on.
+func (r *runner) noTasks() string {
+	switch {
+	case r.modern && !r.extension:
+		return "the server does not declare the " + rpc.TasksExtension + " extension, so it offers no tasks in 2026-07-28"
+	case !r.modern && !r.legacyCaps.call:
+		return "initialize declares no tasks.requests.tools.call, so the server offers no tasks in 2025-11-25"
+	case r.o.NoCall:
+		return "--no-call: no tool was called"
+	case r.toolsErr != nil && len(r.tools) == 0:
+		return "tools/list failed: " + r.toolsErr.Error()
+	case len(r.tools) == 0:
+		return "the server lists no tools"
+	}
+	var called, not []string
+	for _, t := range r.tools {
+		if t.why != "" {
+			not = append(not, t.name+" ("+shortWhy(t.why)+")")
+		} else {
+			called = append(called, t.name)
+		}
+	}
+	for _, c := range r.calls {
+		if c.task != nil && c.task.id == "" {
+			return c.tool.name + " answered with a task without a taskId, so no task could be followed"
+		}
+		if r.modern && c.plain != nil && obj(c.plain)["taskId"] != nil {
+			return c.tool.name + " answered with what looks like a task but has no resultType \"task\" (see B18), so no task could be followed"
+		}
+	}
+	s := "no tool answered with a task"
+	if len(called) > 0 {
+		s += "; called: " + strings.Join(called, ", ")
+	}
+	if len(not) > 0 {
+		s += "; not called: " + strings.Join(not, ", ")
+	}
+	return s
+}
+
+func shortWhy(why string) string {
+	if i := strings.Index(why, ";"); i > 0 {
+		return why[:i]
+	}
+	return why
+}
+
+// taskCalls returns the calls of the catalogue (and of the cancel phase) that made a task the
+// checker could follow (one with a taskId).
+func (r *runner) taskCalls() []*call {
+	var out []*call
+	for _, c := range r.calls {
+		if c.task != nil && c.task.id != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func names(cs []*call) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.tool.name)
+	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+// judgeTasks judges each task with fn (a problem or ""): it fails on the first problem, and
+// skips with why when there is no task.
+func (r *runner) judgeTasks(id, title, section string, should bool, cs []*call, why string, fn func(c *call) string) {
+	if len(cs) == 0 {
+		r.add(id, title, section, Skip, why)
+		return
+	}
+	for _, c := range cs {
+		if p := fn(c); p != "" {
+			r.verdict(id, title, section, c.tool.name+": "+p, should, c.tool.name)
+			return
+		}
+	}
+	r.verdict(id, title, section, "", should, names(cs)...)
+}
+
+func (r *runner) judgeModern(ctx context.Context) {
+	tasks := r.taskCalls()
+	none := r.noTasks()
+	var created []*call
+	for _, c := range r.calls {
+		if c.task != nil {
+			created = append(created, c)
+		}
+	}
+	// B24: EXT-SCHEMA CreateTaskResult.
+	r.judgeTasks("B24", "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys", "EXT §Task Creation; EXT-SCHEMA CreateTaskResult", false, created, none,
+		func(c *call) string { return createShape(c.task.create) })
+	r.judgeTasks("B36", "task ids look unguessable", "EXT §Security Considerations", false, tasks, none,
+		func(c *call) string { return entropy(c.task.id) })
+	// B25: EXT §Task Creation: task creation is strongly consistent.
+	r.judgeTasks("B25", "tasks/get right after creation succeeds", "EXT §Task Creation", false, tasks, none, func(c *call) string {
+		if len(c.task.polls) == 0 {
+			return ""
+		}
+		p := c.task.polls[0]
+		if p.err != nil && !errors.Is(p.err, errBudget) {
+			return "the first tasks/get failed: " + p.err.Error()
+		}
+		if p.msg != nil && p.msg.Error != nil {
+			return "the first tasks/get, sent as soon as the CreateTaskResult arrived, got " + describe(p.msg, nil)
+		}
+		return ""
+	})
+	// B26: EXT §Task Polling → Response.
+	r.judgeTasks("B26", "tasks/get carries the variant's field: inputRequests, result or error", "EXT §Task Polling; §Task Execution Errors", false, tasks, none, func(c *call) string {
+		for _, p := range c.task.polls {
+			if p.msg != nil && p.msg.Result != nil {
+				if pb := getVariant(p.msg.Result); pb != "" {
+					return pb
 				}
 			}
-			r.verdict("B28", "tasks/cancel returns an empty ack", "EXT §Task Cancellation", problem, false)
-		} else {
-			r.add("B28", "tasks/cancel returns an empty ack", "EXT §Task Cancellation", Skip, "%s gave no task", longTool)
 		}
-	} else {
-		r.add("B28", "tasks/cancel returns an empty ack", "EXT §Task Cancellation", Skip, "no long-running tool to cancel")
-	}
-	_, _, err = r.c.CancelTask(ctx, unknownID)
-	code, _ = rpcCode(err)
-	r.verdict("B28b", "tasks/cancel of an unknown task is -32602", "EXT §Task Cancellation", ifNot(code == rpc.CodeInvalidParams, "got %v", err), true)
-
-	// B27: isError ends completed with the CallToolResult.
-	if errTool != "" {
-		et, err := r.c.CallTool(ctx, rpc.CallParams{Name: errTool})
-		if err == nil && et.Kind == rpc.KindTask {
-			_, last, ferr := r.follow(ctx, et.Task)
-			problem := ""
-			switch {
-			case ferr != nil:
-				problem = ferr.Error()
-			case last.Status != rpc.StatusCompleted:
-				problem = fmt.Sprintf("a tool result with isError ended %s, want completed", last.Status)
-			default:
-				tr, err := rpc.DecodeToolResult(last.Result)
-				if err != nil || !tr.IsError {
-					problem = "the completed task's result lacks isError: true"
-				}
-			}
-			r.verdict("B27", "isError ends completed, not failed", "EXT §Task Execution Errors", problem, false)
-		} else {
-			r.add("B27", "isError ends completed, not failed", "EXT §Task Execution Errors", Skip, "%s gave no task", errTool)
-		}
-	} else {
-		r.add("B27", "isError ends completed, not failed", "EXT §Task Execution Errors", Skip, "no tool that returns isError")
-	}
+		return ""
+	})
+	r.judgeTransitions("B33", "status transitions follow the graph; a terminal status never changes", "EXT §Task Status", tasks, none)
+	r.judgeStable("B33b", "a finished task polled again keeps its status and its result", "EXT §Task Status; §Task Polling", tasks, none)
+	r.judgeExpiry("B38", "a task stays retrievable until its ttlMs has passed (may discard after)", "EXT §Tasks (ttlMs)", tasks, none)
+	r.judgeIsErrorModern(tasks, none)
+	r.judgeInputModern(tasks, none)
+	r.judgeNoExt(none)
+	r.judgeCancelModern(ctx, none)
 }
 
 // createShape checks a 2026-07-28 CreateTaskResult.
 func createShape(raw json.RawMessage) string {
 	m := obj(raw)
 	if str(m["resultType"]) != "task" {
-		return fmt.Sprintf("resultType %s, want \"task\"", m["resultType"])
+		return fmt.Sprintf("resultType is %s, want \"task\"", quote(m["resultType"]))
 	}
 	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs"} {
 		if _, ok := m[k]; !ok {
-			return "missing " + k
+			return "no " + k + " in " + quote(raw)
 		}
 	}
-	for _, k := range []string{"ttl", "pollInterval", "task"} {
+	for _, k := range []string{"ttl", "pollInterval", "task", "result", "error", "inputRequests"} {
 		if _, ok := m[k]; ok {
-			return "carries the 2025-11-25 key " + k
+			return "it carries " + k + " (" + quote(raw) + ")"
 		}
 	}
 	if v := string(compact(m["ttlMs"])); v != "null" && !isInt(m["ttlMs"]) {
@@ -211,277 +432,485 @@ func createShape(raw json.RawMessage) string {
 	if v, ok := m["pollIntervalMs"]; ok && !isInt(v) {
 		return "pollIntervalMs is " + string(v) + ", want an integer"
 	}
-	return ""
-}
-
-// getVariant checks the last tasks/get of a finished task.
-func getVariant(t *rpc.Task) string {
-	m := obj(t.Raw)
-	if str(m["resultType"]) != "complete" {
-		return fmt.Sprintf("resultType %s, want \"complete\"", m["resultType"])
-	}
-	switch t.Status {
-	case rpc.StatusCompleted:
-		if _, ok := m["result"]; !ok {
-			return "completed without result"
-		}
-	case rpc.StatusFailed:
-		if _, ok := m["error"]; !ok {
-			return "failed without error"
-		}
-	}
-	return ""
-}
-
-// legacy runs the 2025-11-25 rules.
-func (r *runner) legacy(ctx context.Context) {
-	var caps struct {
-		Tasks map[string]json.RawMessage `json:"tasks"`
-	}
-	_ = json.Unmarshal(r.c.Capabilities(), &caps)
-	if caps.Tasks == nil {
-		r.add("A1", "tasks capability declared", "C25-TASKS §Server Capabilities", Fail, "initialize declares no tasks capability; the task rules cannot run")
-		return
-	}
-	problem := ""
-	for k := range caps.Tasks {
-		if k != "list" && k != "cancel" && k != "requests" {
-			problem = "unknown key tasks." + k
-		}
-	}
-	var req struct {
-		Tools struct {
-			Call json.RawMessage `json:"call"`
-		} `json:"tools"`
-	}
-	_ = json.Unmarshal(caps.Tasks["requests"], &req)
-	if req.Tools.Call == nil && problem == "" {
-		problem = "tasks.requests.tools.call is not declared"
-	}
-	r.verdict("A1", "tasks capability uses list, cancel and requests.tools.call", "C25-TASKS §Server Capabilities", problem, false)
-
-	tool, args, errTool, longTool, err := r.pickTool(ctx)
-	if err != nil {
-		r.add("tool", "a task tool to exercise", "-", Skip, "%v", err)
-		return
-	}
-	cr, err := r.c.CallTool(ctx, rpc.CallParams{Name: tool, Arguments: args})
-	if err != nil || cr.Kind != rpc.KindTask {
-		r.add("A2", "a task-augmented call returns {task:{…}}", "C25-TASKS §Result Retrieval", Fail, "tools/call %s: %v", tool, errOrKind(err, cr))
-		return
-	}
-	inner := obj(cr.Raw)["task"]
-	r.verdict("A2", "a task-augmented call returns {task:{…}}", "C25-TASKS §Result Retrieval", ifNot(inner != nil, "the CreateTaskResult is not nested under task"), false)
-	r.verdict("A4", "the first status is working", "C25-TASKS §Task Status Lifecycle", ifNot(cr.Task.Status == rpc.StatusWorking, "first status %s", cr.Task.Status), false)
-	r.verdict("A5", "tasks carry taskId, status, createdAt, lastUpdatedAt and ttl", "C25-TASKS §TTL and Resource Management", legacyFields(inner), false)
-	r.verdict("A36", "task ids look unguessable", "C25-TASKS §Security Considerations", entropy(cr.Task.TaskID), true)
-	g, err := r.c.GetTask(ctx, cr.Task.TaskID)
-	if err == nil {
-		_, has := obj(obj(g.Raw)["_meta"])[rpc.MetaRelatedTask]
-		r.verdict("A12", "tasks/get carries no related-task meta", "C25-TASKS §Associating Task-Related Messages", ifNot(!has, "tasks/get result carries related-task meta"), true)
-	}
-	seq, _, err := r.follow(ctx, cr.Task)
-	if err != nil {
-		r.add("A6", "status transitions follow the state machine", "C25-TASKS §Task Status Lifecycle", Fail, "%v", err)
-	} else {
-		r.verdict("A6", "status transitions follow the state machine; terminal never changes", "C25-TASKS §Task Status Lifecycle", transitions(seq), false)
-	}
-	tr, _, err := r.c.TaskResult(ctx, cr.Task.TaskID)
-	problem = ""
-	if err != nil {
-		if _, ok := err.(*rpc.Error); !ok && !isRPC(err) {
-			problem = err.Error()
-		}
-	} else {
-		var rel struct {
-			TaskID string `json:"taskId"`
-		}
-		_ = json.Unmarshal(obj(obj(tr.Raw)["_meta"])[rpc.MetaRelatedTask], &rel)
-		if rel.TaskID != cr.Task.TaskID {
-			problem = "the result lacks _meta related-task with the task id"
-		}
-	}
-	r.verdict("A9", "tasks/result returns the result with related-task meta", "C25-TASKS §Related Task Metadata", problem, false)
-
-	for _, probe := range []struct {
-		id, method string
-		call       func() error
-	}{
-		{"A7", "tasks/get", func() error { _, err := r.c.GetTask(ctx, unknownID); return err }},
-		{"A7b", "tasks/result", func() error { _, _, err := r.c.TaskResult(ctx, unknownID); return err }},
-		{"A7c", "tasks/cancel", func() error { _, _, err := r.c.CancelTask(ctx, unknownID); return err }},
-	} {
-		err := probe.call()
-		code, _ := rpcCode(err)
-		r.verdict(probe.id, "unknown taskId on "+probe.method+" is -32602", "C25-TASKS §Protocol Errors", ifNot(code == rpc.CodeInvalidParams, "got %v", err), false)
-	}
-
-	// A8: cancel semantics.
-	if longTool != "" && caps.Tasks["cancel"] != nil {
-		lt, err := r.c.CallTool(ctx, rpc.CallParams{Name: longTool})
-		if err == nil && lt.Kind == rpc.KindTask {
-			t, _, err := r.c.CancelTask(ctx, lt.Task.TaskID)
-			problem := ""
-			switch {
-			case err != nil:
-				problem = err.Error()
-			case t == nil || t.Status != rpc.StatusCancelled:
-				problem = "tasks/cancel did not return the task as cancelled"
-			default:
-				if g, err := r.c.GetTask(ctx, lt.Task.TaskID); err != nil || g.Status != rpc.StatusCancelled {
-					problem = "a later tasks/get does not show cancelled"
-				} else if _, _, err := r.c.CancelTask(ctx, lt.Task.TaskID); func() bool { c, _ := rpcCode(err); return c != rpc.CodeInvalidParams }() {
-					problem = fmt.Sprintf("cancelling a cancelled task: got %v, want -32602", err)
-				}
-			}
-			r.verdict("A8", "tasks/cancel cancels, and refuses a terminal task with -32602", "C25-TASKS §Task Cancellation", problem, false)
-		}
-	} else {
-		r.add("A8", "tasks/cancel cancels, and refuses a terminal task", "C25-TASKS §Task Cancellation", Skip, "no long-running tool, or tasks.cancel not declared")
-	}
-
-	// A10: isError makes the task failed.
-	if errTool != "" {
-		et, err := r.c.CallTool(ctx, rpc.CallParams{Name: errTool})
-		if err == nil && et.Kind == rpc.KindTask {
-			_, last, ferr := r.follow(ctx, et.Task)
-			r.verdict("A10", "a tool result with isError makes the task failed", "C25-TASKS §Task Execution Errors",
-				ifNot(ferr == nil && last.Status == rpc.StatusFailed, "ended %s (%v)", last.Status, ferr), false)
-		}
-	} else {
-		r.add("A10", "a tool result with isError makes the task failed", "C25-TASKS §Task Execution Errors", Skip, "no tool that returns isError")
-	}
-
-	// A13: tasks/list shows the task.
-	if caps.Tasks["list"] != nil {
-		ts, _, err := r.c.ListTasks(ctx, "")
-		found := false
-		for _, t := range ts {
-			found = found || t.TaskID == cr.Task.TaskID
-		}
-		r.verdict("A13", "tasks/list shows every retrievable task", "C25-TASKS §Task Listing", ifNot(err == nil && found, "task %s missing from tasks/list (%v)", cr.Task.TaskID, err), false)
-	} else {
-		r.add("A13", "tasks/list shows every retrievable task", "C25-TASKS §Task Listing", Skip, "tasks.list not declared")
-	}
-
-	// A16: an invalid MCP-Protocol-Version is refused with 400.
-	if r.o.HTTP {
-		m, err := r.raw(ctx, "tools/list", nil, http.Header{"Mcp-Protocol-Version": {"1999-01-01"}}, false)
-		status := 0
-		var he *rpc.HTTPError
-		switch {
-		case errors.As(err, &he):
-			status = he.Status
-		case err == nil && m.Error != nil:
-			status = m.Error.HTTPStatus
-		}
-		r.verdict("A16", "an invalid MCP-Protocol-Version is refused with 400", "C25-TRANS §Protocol Version Header", ifNot(status == http.StatusBadRequest, "got HTTP %d", status), false)
-	}
-}
-
-func legacyFields(inner json.RawMessage) string {
-	m := obj(inner)
-	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttl"} {
-		if _, ok := m[k]; !ok {
-			return "missing " + k
-		}
-	}
-	if v := string(compact(m["ttl"])); v != "null" && !isInt(m["ttl"]) {
-		return "ttl is " + v + ", want an integer or null"
-	}
 	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
 		if _, err := time.Parse(time.RFC3339Nano, str(m[k])); err != nil {
-			return k + " is not ISO 8601: " + string(m[k])
+			return k + " is not an ISO 8601 time: " + quote(m[k])
 		}
 	}
 	return ""
 }
 
-func isRPC(err error) bool { var e *rpc.Error; return errors.As(err, &e) }
-
-func isInt(raw json.RawMessage) bool {
-	var n json.Number
-	if json.Unmarshal(raw, &n) != nil {
-		return false
+// getVariant checks one 2026-07-28 tasks/get result against the variant of its status.
+func getVariant(raw json.RawMessage) string {
+	m := obj(raw)
+	switch st := str(m["status"]); st {
+	case "input_required":
+		var ir map[string]json.RawMessage
+		if json.Unmarshal(m["inputRequests"], &ir) != nil || len(ir) == 0 {
+			return "an input_required task without inputRequests: " + quote(raw)
+		}
+	case "completed":
+		if _, ok := m["result"]; !ok {
+			return "a completed task without its result: " + quote(raw)
+		}
+	case "failed":
+		if _, ok := m["error"]; !ok {
+			return "a failed task without its error: " + quote(raw)
+		}
+		if _, ok := m["result"]; ok {
+			return "a failed task with a result: " + quote(raw)
+		}
+	case "working", "cancelled":
+	default:
+		return "status " + quote(m["status"]) + " is not one of the five"
 	}
-	_, err := n.Int64()
-	return err == nil
+	return ""
 }
 
-func compact(raw json.RawMessage) []byte {
-	var b []byte
-	if v := json.Valid(raw); v {
-		var x any
-		_ = json.Unmarshal(raw, &x)
-		b, _ = json.Marshal(x)
-	}
-	return b
+// judgeTransitions checks every task's statuses against the state machine.
+func (r *runner) judgeTransitions(id, title, section string, tasks []*call, none string) {
+	r.judgeTasks(id, title, section, false, tasks, none, func(c *call) string {
+		c.task.mu.Lock()
+		seq := append(append([]string(nil), c.task.statuses...), c.task.afterCancel...)
+		c.task.mu.Unlock()
+		return transitions(seq)
+	})
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// transitions checks a sequence of observed statuses against the state machine, and that a
+// terminal status never changes.
+func transitions(seq []string) string {
+	allowed := map[string][]string{
+		"working":        {"working", "input_required", "completed", "failed", "cancelled"},
+		"input_required": {"input_required", "working", "completed", "failed", "cancelled"},
+	}
+	for i := 1; i < len(seq); i++ {
+		from, to := seq[i-1], seq[i]
+		if rpc.TaskStatus(from).Terminal() {
+			if to != from {
+				return fmt.Sprintf("the terminal status %s changed to %s (statuses seen: %s)", from, to, strings.Join(seq, " -> "))
+			}
+			continue
+		}
+		if !contains(allowed[from], to) {
+			return fmt.Sprintf("%s -> %s is not in the state machine (statuses seen: %s)", from, to, strings.Join(seq, " -> "))
 		}
 	}
-	return false
+	return ""
 }
 
-func ifNot(ok bool, format string, args ...any) string {
-	if ok {
+// judgeStable checks that the polls of a finished task agree with each other.
+func (r *runner) judgeStable(id, title, section string, tasks []*call, none string) {
+	var finished []*call
+	for _, c := range tasks {
+		n := 0
+		for _, p := range c.task.polls {
+			if rpc.TaskStatus(p.status).Terminal() {
+				n++
+			}
+		}
+		if n >= 2 {
+			finished = append(finished, c)
+		}
+	}
+	if len(finished) == 0 && len(tasks) > 0 {
+		none = "no finished task could be polled twice"
+	}
+	r.judgeTasks(id, title, section, false, finished, none, func(c *call) string {
+		var first *poll
+		for i := range c.task.polls {
+			p := &c.task.polls[i]
+			if !rpc.TaskStatus(p.status).Terminal() {
+				continue
+			}
+			if first == nil {
+				first = p
+				continue
+			}
+			if p.status != first.status {
+				return "" // a changed status is B33's finding
+			}
+			for _, k := range []string{"result", "error"} {
+				a, b := obj(first.msg.Result)[k], obj(p.msg.Result)[k]
+				if string(compact(a)) != string(compact(b)) {
+					return fmt.Sprintf("the %s of the %s task was %s, then %s", k, p.status, quote(a), quote(b))
+				}
+			}
+		}
 		return ""
-	}
-	return fmt.Sprintf(format, args...)
+	})
 }
 
-func errOr(err error, m *rpc.Message) any {
-	if err != nil {
-		return err
+// judgeExpiry warns when a task became unknown before its TTL had passed. The spec says a
+// server "may discard" a task after its TTL; before that, discarding it is not forbidden in so
+// many words, so it is a warning (PROTOCOL.md §6 rule 38; the conformance suite fails it).
+func (r *runner) judgeExpiry(id, title, section string, tasks []*call, none string) {
+	var polled []*call
+	for _, c := range tasks {
+		if c.task.vanished != nil || len(c.task.polls) >= 2 {
+			polled = append(polled, c)
+		}
 	}
-	if m != nil && m.Error != nil {
-		return m.Error
-	}
-	return "an answer"
+	r.judgeTasks(id, title, section, true, polled, none, func(c *call) string {
+		t := c.task
+		if t.vanished == nil {
+			return ""
+		}
+		if t.ttl == nil {
+			return fmt.Sprintf("task %s became unknown (%v) although its ttl is unlimited", t.id, t.vanished)
+		}
+		age := t.vanishedAt.Sub(t.got)
+		if age < *t.ttl {
+			return fmt.Sprintf("task %s became unknown (%v) %s after it was created, its ttl being %s", t.id, t.vanished, age.Round(time.Millisecond), *t.ttl)
+		}
+		return ""
+	})
 }
 
-func errOrKind(err error, cr *rpc.CallResult) any {
-	if err != nil {
-		return err
+// judgeIsErrorModern: EXT §Task Execution Errors: a tool result with isError ends completed
+// with that result; failed is only for JSON-RPC errors. A tool error is recognised in the
+// task's own result, or in the result the same call gave without a task.
+func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
+	const id, title, sec = "B27", "a tool result with isError ends completed with that result, not failed", "EXT §Task Execution Errors"
+	var ev []*call
+	for _, c := range tasks {
+		if c.shows(true) != nil && contains(c.shows(true), "tool-error") {
+			ev = append(ev, c)
+			continue
+		}
+		if pc := c.tool.plainCall; pc != nil && pc.plain != nil && isErrorResult(pc.plain) && c.task.terminal() != "" {
+			ev = append(ev, c)
+		}
 	}
-	return fmt.Sprintf("answered without a task (kind %d)", cr.Kind)
+	if len(ev) == 0 && len(tasks) > 0 {
+		none = "no tool produced a tool error (a result with isError)"
+	}
+	r.judgeTasks(id, title, sec, false, ev, none, func(c *call) string {
+		switch st := c.task.terminal(); st {
+		case "completed":
+			if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
+				return "the task completed without isError although the same call without a task returned isError"
+			}
+			return ""
+		default:
+			fp := c.task.finalPoll()
+			seen := ""
+			if fp != nil {
+				seen = " with error " + quote(obj(fp.msg.Result)["error"])
+			}
+			return fmt.Sprintf("a tool error (the same call without a task returns isError: true) ended %s%s, want completed with the CallToolResult in result", st, seen)
+		}
+	})
 }
 
-func argsOrEmpty(a map[string]any) map[string]any {
-	if a == nil {
-		return map[string]any{}
+// judgeInputModern: tasks/update acks (B28d) and inputRequests keys (B32).
+func (r *runner) judgeInputModern(tasks []*call, none string) {
+	var asked []*call
+	for _, c := range tasks {
+		if c.task.asked {
+			asked = append(asked, c)
+		}
 	}
-	return a
+	if len(asked) == 0 && len(tasks) > 0 {
+		none = "no tool's task asked for input (input_required)"
+	}
+	r.judgeTasks("B28d", "tasks/update returns an empty ack with resultType complete", "EXT §Task Update Requests", false, asked, none, func(c *call) string {
+		for i, m := range c.task.updates {
+			if err := c.task.updateErr[i]; err != nil || m.Error != nil {
+				return "tasks/update got " + describe(m, err)
+			}
+			if p := ack(m.Result); p != "" {
+				return "tasks/update: " + p
+			}
+		}
+		return ""
+	})
+	r.judgeTasks("B32", "inputRequests keys keep their request, and ask only for what the client declared", "EXT §Task Update Requests; C26-MRTR §Server Requirements", false, asked, none, func(c *call) string {
+		if c.task.keyReuse != "" {
+			return c.task.keyReuse
+		}
+		for k, v := range c.task.keyReqs {
+			var rq struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(v, &rq)
+			if rq.Method != "elicitation/create" {
+				return fmt.Sprintf("key %q asks for %s, which the checker did not declare (it declared elicitation only)", k, quote(json.RawMessage(strconv.Quote(rq.Method))))
+			}
+		}
+		return ""
+	})
 }
 
-// listenRule opens subscriptions/listen for a new task and checks the stream: the
-// acknowledgement comes first and lists the task, and notifications/tasks carry full
-// DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
-func (r *runner) listenRule(ctx context.Context, tool string, args map[string]any) {
-	const id, title, section = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end", "EXT §Task Status Notifications"
-	cr, err := r.c.CallTool(ctx, rpc.CallParams{Name: tool, Arguments: args})
-	if err != nil || cr.Kind != rpc.KindTask {
-		r.add(id, title, section, Skip, "no task to subscribe to")
+// ack checks an empty acknowledgement: resultType complete and none of a task's fields.
+func ack(raw json.RawMessage) string {
+	m := obj(raw)
+	if str(m["resultType"]) != "complete" {
+		return fmt.Sprintf("resultType is %s, want \"complete\"", quote(m["resultType"]))
+	}
+	var extra []string
+	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
+		if _, ok := m[k]; ok {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		return "the ack carries " + strings.Join(extra, ", ") + ": " + quote(raw)
+	}
+	return ""
+}
+
+// judgeNoExt: EXT §Capability Negotiation: without the extension declared a tools/call MUST
+// NOT produce a task (B22); a tool that can only run as a task answers -32021 naming the
+// extension (B22b).
+func (r *runner) judgeNoExt(none string) {
+	var plain []*call
+	for _, t := range r.tools {
+		if t.plainCall != nil && !errors.Is(t.plainCall.err, errBudget) {
+			plain = append(plain, t.plainCall)
+		}
+	}
+	r.judgeTasks("B22", "tools/call without the extension declared never returns a task", "EXT §Capability Negotiation", false, plain, none, func(c *call) string {
+		if c.task != nil {
+			return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
+		}
+		return ""
+	})
+	var refused []*call
+	for _, c := range plain {
+		if c.rpcErr == nil {
+			continue
+		}
+		// An error is a refusal to run without a task when the same call as a task works (it
+		// completes, asks for input or runs on), or when it says so with -32021. A tool whose
+		// task fails fails without a task too, with whatever error it has.
+		works := c.rpcErr.Code == rpc.CodeMissingCapability
+		for _, tc := range r.calls {
+			if tc.tool == c.tool && !tc.again && tc.task != nil && tc.task.id != "" {
+				st := tc.task.terminal()
+				works = works || st == "completed" || (st == "" && (tc.task.long || tc.task.asked))
+			}
+		}
+		if works {
+			refused = append(refused, c)
+		}
+	}
+	if len(refused) == 0 && len(plain) > 0 {
+		none = "every task tool also ran without the extension declared, so no refusal could be seen"
+	}
+	r.judgeTasks("B22b", "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)", "EXT §Capability Negotiation; C26-BASIC (MissingRequiredClientCapability)", false, refused, none, func(c *call) string {
+		m := &rpc.Message{Error: c.rpcErr}
+		if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
+			return p
+		}
+		var d struct {
+			Required struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"requiredCapabilities"`
+		}
+		_ = json.Unmarshal(c.rpcErr.Data, &d)
+		if _, ok := d.Required.Extensions[rpc.TasksExtension]; !ok {
+			return "error.data.requiredCapabilities does not name the extension: " + quote(c.rpcErr.Data)
+		}
+		return ""
+	})
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cancellation (both eras)
+
+// cancelPhase cancels every task still working after the catalogue; when none is, it calls
+// the slowest task tool again and cancels its task at once. It also cancels a finished task.
+func (r *runner) cancelPhase(ctx context.Context) {
+	var running []*call
+	var slowest *call
+	for _, c := range r.taskCalls() {
+		t := c.task
+		if t.long {
+			running = append(running, c)
+			continue
+		}
+		// The slowest task that ran at all, one that completes before one that fails.
+		if t.terminal() != "" && len(t.polls) > 0 && !rpc.TaskStatus(t.polls[0].status).Terminal() && !t.asked {
+			better := slowest == nil ||
+				(t.terminal() == "completed") != (slowest.task.terminal() == "completed") && t.terminal() == "completed" ||
+				(t.terminal() == "completed") == (slowest.task.terminal() == "completed") && c.dur > slowest.dur
+			if better {
+				slowest = c
+			}
+		}
+	}
+	if len(running) == 0 && slowest != nil && r.budgetLeft(ctx) {
+		nc := r.callTool(ctx, slowest.tool, slowest.args, false)
+		nc.again = true
+		if nc.task != nil {
+			nc.task.long = true
+			r.mu.Lock()
+			r.calls = append(r.calls, nc)
+			r.mu.Unlock()
+			running = append(running, nc)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, c := range running {
+		c := c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.cancel(ctx, c)
+		}()
+	}
+	wg.Wait()
+}
+
+// cancel sends tasks/cancel for c's task and follows it a little while after.
+func (r *runner) cancel(ctx context.Context, c *call) {
+	t := c.task
+	m, err := r.send(ctx, "tasks/cancel", map[string]any{"taskId": t.id}, req{})
+	t.mu.Lock()
+	t.cancelMsg, t.cancelErr = m, err
+	t.mu.Unlock()
+	if err != nil || m.Error != nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, r.o.Wait)
+	if !r.modern {
+		if st := str(obj(m.Result)["status"]); st != "" {
+			t.mu.Lock()
+			t.afterCancel = append(t.afterCancel, st)
+			t.mu.Unlock()
+		}
+	}
+	// EXT §Task Cancellation: eventually consistent; 2025-11-25: cancelled before the answer.
+	end := time.Now().Add(r.longAfter(t.poll))
+	for i := 0; i < 50 && time.Now().Before(end); i++ {
+		g, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
+		if err != nil || g.Error != nil {
+			return
+		}
+		st := str(obj(g.Result)["status"])
+		t.mu.Lock()
+		t.afterCancel = append(t.afterCancel, st)
+		n := len(t.afterCancel)
+		t.mu.Unlock()
+		if rpc.TaskStatus(st).Terminal() && (n >= 2 || !r.modern) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pollDelay(t)):
+		}
+	}
+}
+
+func (r *runner) cancelled() []*call {
+	var out []*call
+	for _, c := range r.taskCalls() {
+		if c.task.cancelMsg != nil || c.task.cancelErr != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// finished returns a task of the catalogue that ended completed or failed and was not
+// cancelled.
+func (r *runner) finished() *call {
+	for _, c := range r.taskCalls() {
+		if st := c.task.terminal(); (st == "completed" || st == "failed") && c.task.cancelMsg == nil && c.task.vanished == nil && !c.task.long {
+			return c
+		}
+	}
+	return nil
+}
+
+func (r *runner) judgeCancelModern(ctx context.Context, none string) {
+	cs := r.cancelled()
+	if len(cs) == 0 && len(r.taskCalls()) > 0 {
+		none = "no tool's task was still working when it could be cancelled"
+	}
+	r.judgeTasks("B28", "tasks/cancel returns an empty ack with resultType complete", "EXT §Task Cancellation", false, cs, none, func(c *call) string {
+		if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
+			return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
+		}
+		return ack(c.task.cancelMsg.Result)
+	})
+	// B28c: EXT has no rule for cancelling a finished task: an ack or an error are both
+	// allowed; other clients expect the ack, so an error is a warning.
+	const id, title, sec = "B28c", "tasks/cancel of a finished task is acknowledged (an error is allowed)", "EXT §Task Cancellation"
+	f := r.finished()
+	if f == nil {
+		r.add(id, title, sec, Skip, firstNonEmpty(none, "no task finished"))
+		return
+	}
+	m, err := r.cancelFinished(ctx, f)
+	f.task.finishedCancel, f.task.finishedCancelErr = m, err
+	switch {
+	case errors.Is(err, errBudget):
+		r.add(id, title, sec, Skip, err.Error())
+	case err != nil:
+		r.verdict(id, title, sec, err.Error(), false, f.tool.name)
+	case m.Error != nil:
+		r.add(id, title, sec, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
+	default:
+		r.verdict(id, title, sec, ack(m.Result), false, f.tool.name)
+	}
+}
+
+// cancelFinished cancels a finished task.
+func (r *runner) cancelFinished(ctx context.Context, c *call) (*rpc.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return r.send(ctx, "tasks/cancel", map[string]any{"taskId": c.task.id}, req{})
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions (2026-07-28)
+
+// listenRule opens subscriptions/listen for a new task of a tool that completes and checks
+// the stream: the acknowledgement comes first and lists the task, and notifications/tasks
+// carry full DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
+func (r *runner) listenRule(ctx context.Context) {
+	const id, title, section = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end", "EXT §Task Status Notifications; C26-SUBS"
+	var pick *call
+	for _, c := range r.taskCalls() {
+		if c.task.terminal() == "completed" && !c.task.asked && (pick == nil || c.dur < pick.dur) {
+			pick = c
+		}
+	}
+	if pick == nil {
+		r.add(id, title, section, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
+		return
+	}
+	if !r.budgetLeft(ctx) {
+		r.add(id, title, section, Skip, errBudget.Error())
+		return
+	}
+	nc := r.callTool(ctx, pick.tool, pick.args, false)
+	if nc.task == nil {
+		r.add(id, title, section, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, r.longAfter(nc.task.poll)+2*pick.dur)
 	defer cancel()
 	var mu sync.Mutex
-	problem, acked, pushed := "", false, 0
-	err = r.c.Listen(lctx, []string{cr.Task.TaskID}, &rpc.Subscription{
+	problem, acked, pushed, done := "", false, 0, false
+	err := r.c.Listen(lctx, []string{nc.task.id}, &rpc.Subscription{
 		OnAck: func(ids []string) {
 			mu.Lock()
 			defer mu.Unlock()
-			if pushed > 0 && problem == "" {
-				problem = "a notification came before the acknowledgement"
-			}
 			acked = true
-			if !contains(ids, cr.Task.TaskID) && problem == "" {
-				problem = "the acknowledgement does not list the task"
+			if !contains(ids, nc.task.id) && problem == "" {
+				problem = fmt.Sprintf("the acknowledgement lists %v, not the task %s", ids, nc.task.id)
 			}
 		},
 		OnTask: func(t *rpc.Task) {
@@ -489,29 +918,552 @@ func (r *runner) listenRule(ctx context.Context, tool string, args map[string]an
 			defer mu.Unlock()
 			pushed++
 			if !acked && problem == "" {
-				problem = "a notification came before the acknowledgement"
+				problem = "a notifications/tasks came before notifications/subscriptions/acknowledged"
 			}
-			if t.Status == rpc.StatusCompleted && t.Result == nil && problem == "" {
-				problem = "a completed task was pushed without its result (not a DetailedTask)"
+			if p := getVariant(t.Raw); p != "" && problem == "" {
+				problem = "a pushed task is not a full DetailedTask: " + p
 			}
 			if t.Status.Terminal() {
+				done = true
 				cancel()
 			}
 		},
 	})
 	var rerr *rpc.Error
-	if errors.As(err, &rerr) {
-		r.add(id, title, section, Skip, "the server offers no subscriptions (%d)", rerr.Code)
+	if errors.As(err, &rerr) && rerr.Code == rpc.CodeMethodNotFound {
+		r.add(id, title, section, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
 		return
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	switch {
 	case problem != "":
+	case ctx.Err() != nil && !done:
+		r.add(id, title, section, Skip, errBudget.Error())
+		return
 	case !acked:
-		problem = fmt.Sprintf("no acknowledgement (%v)", err)
+		problem = fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
 	case pushed == 0:
 		problem = "no notifications/tasks for the task"
+	case !done:
+		problem = "the stream never pushed the task's terminal status"
 	}
-	r.verdict(id, title, section, problem, false)
+	r.verdict(id, title, section, problem, false, pick.tool.name)
+}
+
+func errOrNothing(err error) string {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return "the stream ended"
+	}
+	return err.Error()
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2025-11-25
+
+func (r *runner) runLegacy(ctx context.Context) {
+	var caps struct {
+		Tasks map[string]json.RawMessage `json:"tasks"`
+	}
+	_ = json.Unmarshal(r.c.Capabilities(), &caps)
+	const a1, a1sec = "tasks capability uses list, cancel and requests.tools.call", "C25-TASKS §Server Capabilities"
+	if caps.Tasks == nil {
+		r.add("A1", a1, a1sec, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
+	} else {
+		var problems []string
+		for k := range caps.Tasks {
+			if k != "list" && k != "cancel" && k != "requests" {
+				problems = append(problems, "unknown key tasks."+k)
+			}
+		}
+		var rq struct {
+			Tools struct {
+				Call json.RawMessage `json:"call"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal(caps.Tasks["requests"], &rq)
+		r.legacyCaps.tasks = true
+		r.legacyCaps.list = caps.Tasks["list"] != nil
+		r.legacyCaps.cancel = caps.Tasks["cancel"] != nil
+		r.legacyCaps.call = rq.Tools.Call != nil
+		if !r.legacyCaps.call {
+			problems = append(problems, "tasks.requests.tools.call is not declared, so no tool can run as a task")
+		}
+		sort.Strings(problems)
+		r.verdict("A1", a1, a1sec, strings.Join(problems, "; "), false)
+	}
+	r.legacyProbes(ctx)
+	r.toolsPhase(ctx)
+	r.negotiationProbes(ctx)
+	if r.legacyCaps.call && r.legacyCaps.cancel {
+		r.cancelPhase(ctx)
+	}
+	r.judgeLegacy(ctx)
+}
+
+func (r *runner) legacyProbes(ctx context.Context) {
+	for _, p := range []struct{ id, method string }{{"A7", "tasks/get"}, {"A7b", "tasks/result"}, {"A7c", "tasks/cancel"}} {
+		title := "an unknown taskId on " + p.method + " is -32602"
+		if !r.legacyCaps.tasks {
+			r.add(p.id, title, "C25-TASKS §Error Handling", Skip, r.noTasks())
+			continue
+		}
+		m, err := r.send(ctx, p.method, map[string]any{"taskId": unknownID}, req{})
+		r.verdict(p.id, title, "C25-TASKS §Error Handling", r.wantError(m, err, rpc.CodeInvalidParams, 0), false)
+	}
+	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
+	if !r.o.HTTP {
+		r.add("A16", a16, "C25-TRANS §Protocol Version Header", Skip, "stdio has no headers")
+		return
+	}
+	m, err := r.send(ctx, "tools/list", nil, req{hdrVersion: "1999-01-01"})
+	status := 0
+	var he *rpc.HTTPError
+	switch {
+	case errors.As(err, &he):
+		status = he.Status
+	case err == nil && m.Error != nil:
+		status = m.Error.HTTPStatus
+	case err == nil:
+		status = 200
+	}
+	r.verdict("A16", a16, "C25-TRANS §Protocol Version Header", ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)), false)
+}
+
+// negotiationProbes: C25-TASKS §Tool-Level Negotiation: a required tool called without task
+// is -32601 (A3); a tool without task support called with task SHOULD be -32601 (A3b).
+func (r *runner) negotiationProbes(ctx context.Context) {
+	const a3, a3b, sec = "a tool with taskSupport required, called without task, is refused with -32601", "a tool without task support, called with task, is refused with -32601 (SHOULD)", "C25-TASKS §Tool-Level Negotiation"
+	if !r.legacyCaps.call {
+		r.add("A3", a3, sec, Skip, r.noTasks())
+		r.add("A3b", a3b, sec, Skip, r.noTasks())
+		return
+	}
+	var required, forbidden *toolInfo
+	var fastest time.Duration
+	for _, t := range r.tools {
+		if t.why != "" {
+			continue
+		}
+		if t.support == "required" && required == nil {
+			required = t
+		}
+		if t.support == "" || t.support == "forbidden" {
+			for _, c := range r.calls {
+				if c.tool == t && c.plain != nil && (forbidden == nil || c.dur < fastest) {
+					forbidden, fastest = t, c.dur
+				}
+			}
+		}
+	}
+	if required == nil {
+		r.add("A3", a3, sec, Skip, "no tool the checker may call has taskSupport required")
+	} else {
+		m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
+		p := r.wantError(m, err, rpc.CodeMethodNotFound, 0)
+		if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
+			p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
+		}
+		r.verdict("A3", a3, sec, p, false, required.name)
+	}
+	if forbidden == nil {
+		r.add("A3b", a3b, sec, Skip, "no tool the checker may call lacks task support and answers quickly")
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
+		m, err := r.send(pctx, "tools/call", map[string]any{"name": forbidden.name, "arguments": forbidden.args, "task": map[string]any{}}, req{})
+		cancel()
+		if m != nil && m.Result != nil && obj(m.Result)["task"] != nil {
+			r.verdict("A3b", a3b, sec, forbidden.name+": a task-augmented call to a tool without task support made a task", false, forbidden.name)
+		} else {
+			r.verdict("A3b", a3b, sec, ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), true, forbidden.name)
+		}
+	}
+}
+
+func (r *runner) judgeLegacy(ctx context.Context) {
+	tasks := r.taskCalls()
+	none := r.noTasks()
+	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
+	// answer with a CreateTaskResult.
+	var augmented []*call
+	for _, c := range r.calls {
+		if r.legacyCaps.call && (c.tool.support == "optional" || c.tool.support == "required") && !errors.Is(c.err, errBudget) {
+			augmented = append(augmented, c)
+		}
+	}
+	r.judgeTasks("A2", "a task-augmented call returns a CreateTaskResult {task:{…}}", "C25-TASKS §Result Retrieval, §Creating Tasks", false, augmented, none, func(c *call) string {
+		switch {
+		case c.task != nil:
+			return ""
+		case c.plain != nil && obj(c.plain)["taskId"] != nil:
+			return "the task is not nested under task: " + quote(c.plain)
+		case c.plain != nil:
+			return "a task-augmented call was answered with a plain result: " + quote(c.plain)
+		}
+		return ""
+	})
+	r.judgeTasks("A4", "the first status of a task is working", "C25-TASKS §Task Status Lifecycle", false, tasks, none, func(c *call) string {
+		if len(c.task.statuses) > 0 && c.task.statuses[0] != "working" {
+			return "the CreateTaskResult says " + c.task.statuses[0]
+		}
+		return ""
+	})
+	r.judgeTasks("A5", "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", "C25-TASKS §TTL and Resource Management; C25-SCHEMA Task", false, tasks, none, func(c *call) string {
+		if p := legacyFields(c.task.inner); p != "" {
+			return "CreateTaskResult: " + p
+		}
+		for _, p := range c.task.polls {
+			if p.msg != nil && p.msg.Result != nil {
+				if pb := legacyFields(p.msg.Result); pb != "" {
+					return "tasks/get: " + pb
+				}
+			}
+		}
+		return ""
+	})
+	r.judgeTasks("A36", "task ids look unguessable (SHOULD, without authorization MUST)", "C25-TASKS §Security Considerations", true, tasks, none,
+		func(c *call) string { return entropy(c.task.id) })
+	r.judgeTransitions("A6", "status transitions follow the graph; a terminal status never changes", "C25-TASKS §Task Status Lifecycle", tasks, none)
+	r.judgeExpiry("A38", "a task stays retrievable until its ttl has passed (may delete after)", "C25-TASKS §TTL and Resource Management", tasks, none)
+	r.judgeTasks("A12", "tasks/get results carry no related-task meta (SHOULD NOT)", "C25-TASKS §Associating Task-Related Messages", true, tasks, none, func(c *call) string {
+		for _, p := range c.task.polls {
+			if p.msg != nil && p.msg.Result != nil {
+				if _, has := obj(obj(p.msg.Result)["_meta"])[rpc.MetaRelatedTask]; has {
+					return "tasks/get carries _meta related-task: " + quote(p.msg.Result)
+				}
+			}
+		}
+		return ""
+	})
+	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
+	var paid []*call
+	for _, c := range tasks {
+		if c.task.payload != nil && c.task.payload.Result != nil {
+			paid = append(paid, c)
+		}
+	}
+	if len(paid) == 0 && len(tasks) > 0 {
+		none9 := "no task's tasks/result returned a result"
+		r.add("A9", "tasks/result returns the result with related-task meta", "C25-TASKS §Related Task Metadata", Skip, none9)
+	} else {
+		r.judgeTasks("A9", "tasks/result returns the result with related-task meta", "C25-TASKS §Related Task Metadata", false, paid, none, func(c *call) string {
+			var rel struct {
+				TaskID string `json:"taskId"`
+			}
+			_ = json.Unmarshal(obj(obj(c.task.payload.Result)["_meta"])[rpc.MetaRelatedTask], &rel)
+			if rel.TaskID != c.task.id {
+				return "the tasks/result result lacks _meta related-task {taskId: " + c.task.id + "}: " + quote(c.task.payload.Result)
+			}
+			return ""
+		})
+	}
+	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
+	var toolErr []*call
+	for _, c := range paid {
+		if isErrorResult(c.task.payload.Result) {
+			toolErr = append(toolErr, c)
+		}
+	}
+	if len(toolErr) == 0 && len(tasks) > 0 {
+		none = "no tool produced a tool error (a result with isError)"
+	}
+	r.judgeTasks("A10", "a tool result with isError makes the task failed", "C25-TASKS §Task Execution Errors", false, toolErr, none, func(c *call) string {
+		if st := c.task.terminal(); st != "failed" {
+			return "tasks/result returned isError: true, but the task ended " + st
+		}
+		return ""
+	})
+	none = r.noTasks()
+	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
+	var asked []*call
+	for _, c := range tasks {
+		if c.task.asked {
+			asked = append(asked, c)
+		}
+	}
+	const a11, a11sec = "requests sent for a task in input_required carry related-task meta", "C25-TASKS §Input Required Status, §Associating Task-Related Messages"
+	var forTask []serverRequest
+	for _, sr := range r.requests {
+		if sr.forTask {
+			forTask = append(forTask, sr)
+		}
+	}
+	switch {
+	case len(forTask) > 0:
+		var bad []string
+		for _, sr := range forTask {
+			if !sr.related {
+				bad = append(bad, sr.method+" for task "+sr.taskID+" carried no _meta related-task")
+			}
+		}
+		r.verdict("A11", a11, a11sec, joinMax(bad, 2), false, names(asked)...)
+	case len(asked) > 0:
+		r.add("A11", a11, a11sec, Skip, "tasks went input_required, but the server sent no request for them")
+	default:
+		r.add("A11", a11, a11sec, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
+	}
+	r.judgeCancelLegacy(ctx, none)
+	r.judgeList(ctx, tasks, none)
+}
+
+func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
+	const sec = "C25-TASKS §Task Cancellation"
+	if r.legacyCaps.tasks && !r.legacyCaps.cancel {
+		none = "tasks.cancel is not declared"
+	}
+	cs := r.cancelled()
+	if len(cs) == 0 && len(r.taskCalls()) > 0 && none == r.noTasks() {
+		none = "no tool's task was still working when it could be cancelled"
+	}
+	r.judgeTasks("A8", "tasks/cancel answers the task as cancelled, and it stays cancelled", sec, false, cs, none, func(c *call) string {
+		t := c.task
+		switch {
+		case t.cancelErr != nil:
+			return "tasks/cancel of a working task: " + t.cancelErr.Error()
+		case t.cancelMsg.Error != nil:
+			if t.cancelMsg.Error.Code == rpc.CodeInvalidParams && len(t.afterCancel) == 0 {
+				return "" // it finished before the cancel arrived: nothing to judge
+			}
+			return "tasks/cancel of a working task got " + describe(t.cancelMsg, nil)
+		case str(obj(t.cancelMsg.Result)["status"]) != "cancelled":
+			return "tasks/cancel answered " + quote(t.cancelMsg.Result) + ", want the task with status cancelled"
+		}
+		for _, st := range t.afterCancel {
+			if st != "cancelled" {
+				return "after tasks/cancel answered cancelled, tasks/get says " + st
+			}
+		}
+		return ""
+	})
+	const a8b = "tasks/cancel of a finished task is refused with -32602"
+	if !r.legacyCaps.cancel {
+		r.add("A8b", a8b, sec, Skip, firstNonEmpty(none, r.noTasks()))
+		return
+	}
+	f := r.finished()
+	if f == nil {
+		r.add("A8b", a8b, sec, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
+		return
+	}
+	m, err := r.cancelFinished(ctx, f)
+	f.task.finishedCancel, f.task.finishedCancelErr = m, err
+	r.verdict("A8b", a8b, sec, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), false, f.tool.name)
+}
+
+// judgeList: C25-TASKS §Task Listing: every task tasks/get can retrieve appears in tasks/list.
+func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
+	const id, title, sec = "A13", "tasks/list shows every task tasks/get can retrieve", "C25-TASKS §Task Listing"
+	if r.legacyCaps.tasks && !r.legacyCaps.list {
+		r.add(id, title, sec, Skip, "tasks.list is not declared")
+		return
+	}
+	if len(tasks) == 0 {
+		r.add(id, title, sec, Skip, none)
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	listed := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		m, err := r.send(lctx, "tasks/list", params, req{})
+		if err != nil || m.Error != nil {
+			r.verdict(id, title, sec, "tasks/list got "+describe(m, err), false)
+			return
+		}
+		var lr struct {
+			Tasks []struct {
+				TaskID string `json:"taskId"`
+			} `json:"tasks"`
+			NextCursor string `json:"nextCursor"`
+		}
+		_ = json.Unmarshal(m.Result, &lr)
+		for _, t := range lr.Tasks {
+			listed[t.TaskID] = true
+		}
+		if lr.NextCursor == "" || lr.NextCursor == cursor {
+			break
+		}
+		cursor = lr.NextCursor
+	}
+	var missing []string
+	var judged []*call
+	for _, c := range tasks {
+		if c.task.vanished != nil {
+			continue
+		}
+		g, err := r.send(lctx, "tasks/get", map[string]any{"taskId": c.task.id}, req{})
+		if err != nil || g.Error != nil {
+			continue // no longer retrievable
+		}
+		judged = append(judged, c)
+		if !listed[c.task.id] {
+			missing = append(missing, fmt.Sprintf("%s (task %s, %s)", c.tool.name, c.task.id, str(obj(g.Result)["status"])))
+		}
+	}
+	r.verdict(id, title, sec, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), false, names(judged)...)
+}
+
+func legacyFields(inner json.RawMessage) string {
+	m := obj(inner)
+	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttl"} {
+		if _, ok := m[k]; !ok {
+			return "no " + k + " in " + quote(inner)
+		}
+	}
+	if v := string(compact(m["ttl"])); v != "null" && !isInt(m["ttl"]) {
+		return "ttl is " + v + ", want an integer or null"
+	}
+	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
+		if _, err := time.Parse(time.RFC3339Nano, str(m[k])); err != nil {
+			return k + " is not ISO 8601: " + quote(m[k])
+		}
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas and resultType (both eras)
+
+func (r *runner) judgeSchema() {
+	r.mu.Lock()
+	kinds := make([]string, 0, len(r.schemaN))
+	for k := range r.schemaN {
+		kinds = append(kinds, k)
+	}
+	n, bad := r.schemaN, r.schemaBad
+	rtN, rtBad := r.resultTypeN, r.resultTypeBad
+	r.mu.Unlock()
+	sort.Strings(kinds)
+	prefix, sec := "A0:", "C25-SCHEMA (schema/2025-11-25/schema.json)"
+	if r.modern {
+		prefix, sec = "B0:", "C26-SCHEMA; EXT-SCHEMA (the official schema.json files)"
+	}
+	for _, k := range kinds {
+		title := fmt.Sprintf("%s results match the official schema (%d seen)", k, n[k])
+		switch k {
+		case "errors":
+			title = fmt.Sprintf("error responses match the official schema (%d seen)", n[k])
+		case "other":
+			title = fmt.Sprintf("other results match the schema's Result (%d seen)", n[k])
+		}
+		r.verdict(prefix+k, title, sec, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)), false)
+	}
+	if r.modern && rtN > 0 {
+		r.verdict("B18", "every result carries resultType: complete, or task / input_required on tools/call only", "C26-BASIC §Result Responses; EXT §Polymorphic Results",
+			joinMax(dedupeSorted(rtBad), 3), false)
+	}
+}
+
+func dedupeSorted(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// entropy judges whether a task id looks unguessable: long enough and varied.
+func entropy(id string) string {
+	if len(id) < 16 {
+		return fmt.Sprintf("task id %q is only %d characters", id, len(id))
+	}
+	distinct := map[rune]bool{}
+	for _, c := range id {
+		distinct[c] = true
+	}
+	if len(distinct) < 8 {
+		return fmt.Sprintf("task id %q uses only %d distinct characters", id, len(distinct))
+	}
+	return ""
+}
+
+// crossEra judges the isError rules of one era on what the other era showed, when the era
+// itself could not tell: a tool error is recognised by its result, and a task that reports
+// one as failed (2026-07-28) hides it, but the same tool in 2025-11-25 returns it from
+// tasks/result; and the other way round.
+func crossEra(rep *Report, modern, legacy *runner) {
+	if modern == nil || legacy == nil {
+		return
+	}
+	toolErr := func(r *runner) map[string]bool {
+		m := map[string]bool{}
+		for _, c := range r.taskCalls() {
+			if contains(c.shows(r.modern), "tool-error") {
+				m[c.tool.name] = true
+			}
+		}
+		return m
+	}
+	for i := range rep.Results {
+		res := &rep.Results[i]
+		if res.Status != Skip {
+			continue
+		}
+		var other map[string]bool
+		var here *runner
+		switch {
+		case res.Era == rpc.VersionModern && res.ID == "B27":
+			other, here = toolErr(legacy), modern
+		case res.Era == rpc.VersionLegacy && res.ID == "A10":
+			other, here = toolErr(modern), legacy
+		default:
+			continue
+		}
+		var problem string
+		var tools []string
+		for _, c := range here.taskCalls() {
+			if !other[c.tool.name] {
+				continue
+			}
+			st := c.task.terminal()
+			tools = append(tools, c.tool.name)
+			switch {
+			case here.modern && st == "failed":
+				problem = fmt.Sprintf("%s: a tool error (its 2025-11-25 tasks/result returns isError: true) ended failed, want completed with the CallToolResult in result", c.tool.name)
+			case !here.modern && st == "completed":
+				problem = fmt.Sprintf("%s: a tool error (its 2026-07-28 task completes with isError: true) ended completed, want failed", c.tool.name)
+			}
+			if problem != "" {
+				break
+			}
+		}
+		if len(tools) == 0 {
+			continue
+		}
+		sort.Strings(tools)
+		res.Tools = dedupe(tools)
+		res.Status, res.Seen = Pass, ""
+		if problem != "" {
+			res.Status, res.Seen = Fail, short(problem)
+		}
+	}
+}
+
+// cleanUp cancels, best effort and briefly, the tasks the checker leaves working (the budget
+// ended their following before the cancel phase reached them), so a check leaves no work
+// running on the server.
+func (r *runner) cleanUp() {
+	if (r.modern && !r.extension) || (!r.modern && !r.legacyCaps.cancel) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, c := range r.taskCalls() {
+		t := c.task
+		t.mu.Lock()
+		done := t.terminal() != "" || t.cancelMsg != nil || len(t.afterCancel) > 0
+		t.mu.Unlock()
+		if !done && ctx.Err() == nil {
+			_, _ = r.send(ctx, "tasks/cancel", map[string]any{"taskId": t.id}, req{})
+		}
+	}
 }
