@@ -177,17 +177,6 @@ func TestCheckCleanServer(t *testing.T) {
 	}
 }
 
-// demoFaultsFixedByIssue16 are the rules the demo server breaks today, each one of the known
-// demo faults issue 16 fixes in its own branch: no ttlMs/cacheScope on server/discover and
-// tools/list (so those results do not match the schema either), ping answered in 2026-07-28,
-// and -32022 instead of -32020 for a header/body version mismatch.
-// TODO(#16): empty this list once the issue-16 branch is merged.
-var demoFaultsFixedByIssue16 = []string{
-	"2026/B17d", "2026/B17e", "2026/B0:server/discover", "2026/B0:tools/list", // ttlMs, cacheScope
-	"2026/B21c", // ping answered
-	"2026/B21b", // -32022 for a header mismatch
-}
-
 // The demo server passes every rule, in both eras, over HTTP and over stdio.
 func TestCheckDemo(t *testing.T) {
 	srv, err := demo.New(demo.Options{StepDelay: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond})
@@ -209,11 +198,6 @@ func TestCheckDemo(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			r := runCLI(t, t.Context(), nil, append([]string{"check"}, tr.flags...)...)
 			v := verdicts(t, r.Stdout)
-			for _, id := range demoFaultsFixedByIssue16 {
-				if v[id] == "fail" {
-					delete(v, id) // TODO(#16)
-				}
-			}
 			for _, id := range tr.noHeads {
 				if v[id] == "skip" {
 					delete(v, id)

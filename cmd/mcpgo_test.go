@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,29 @@ func TestEraChoiceMCPGo(t *testing.T) {
 	forced := runCLI(t, t.Context(), nil, "call", "crunch", "--arg", "label=x", "--protocol", "2026-07-28", "--server", url)
 	if forced.Code == ExitOK {
 		t.Errorf("in 2026-07-28 mcp-go runs a task-required tool? stdout %s", forced.Stdout)
+	}
+}
+
+// mcptask check reports mcp-go's half-modern state (2026-07-28 in supportedVersions, tasks
+// only through the 2025-style capability, no io.modelcontextprotocol/tasks extension) as a
+// warning with its spec section, and still runs the task rules in 2025-11-25.
+func TestCheckMCPGo(t *testing.T) {
+	url := mcpGoServer(t)
+	// mcp-go marks its tools destructiveHint by default: name the tool to call it.
+	r := runCLI(t, t.Context(), nil, "check", "--server", url, "--tool", "crunch", "--args", `{"label":"x"}`, "--budget", "30s")
+	v := verdicts(t, r.Stdout)
+	if v["2026/B17b"] != "warn" {
+		t.Errorf("B17b (half-modern) is %q, want warn:\n%s", v["2026/B17b"], r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, "B17b") || !strings.Contains(r.Stdout, "§") {
+		t.Errorf("the warning does not cite its section:\n%s", r.Stdout)
+	}
+	// A real finding on mcp-go v1.2.1: an unsupported MCP-Protocol-Version gets a plain-text
+	// HTTP 400, not the JSON-RPC -32022 with data.supported that C26-VER requires.
+	if f := with(v, "fail"); !slices.Equal(f, []string{"2026/B20"}) {
+		t.Errorf("mcp-go fails %v; want exactly 2026/B20 (plain-text 400 for an unsupported version)\n%s", f, r.Stdout)
+	}
+	if v["2025/A4"] != "pass" {
+		t.Errorf("the 2025-11-25 task rules did not run on mcp-go's task tool (A4 %q):\n%s\n%s", v["2025/A4"], r.Stdout, r.Stderr)
 	}
 }
