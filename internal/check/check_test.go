@@ -33,8 +33,8 @@ func connector(url string) func(ctx context.Context, era string, co rpc.ClientOp
 	}
 }
 
-// The embedded schemas are the official files, byte for byte: the ones in shared/spec (or
-// where .ci/run fetched them), checked by their sha256 from SOURCES.md.
+// The embedded schemas are the official files, byte for byte: the ones in shared/spec,
+// checked by their sha256 from SOURCES.md.
 func TestEmbeddedSchemasAreTheOfficialOnes(t *testing.T) {
 	sources, err := os.ReadFile("schemas/SOURCES.md")
 	if err != nil {

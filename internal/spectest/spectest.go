@@ -35,8 +35,9 @@ type Validator struct {
 
 // SpecDir finds the schema files: $MCPTASK_SPEC_DIR when set; else shared/spec beside the
 // repository root (../shared/spec from the project root), searched upwards from the working
-// directory; else testdata/spec in the repository, where .ci/run downloads the pinned,
-// checksummed files on a machine that has no shared/spec.
+// directory; else the byte-identical copies mcptask check embeds (internal/check/schemas,
+// whose test checks their sha256), so that a clean clone without shared/spec needs no
+// download.
 func SpecDir() (string, error) {
 	if d := os.Getenv("MCPTASK_SPEC_DIR"); d != "" {
 		if _, err := os.Stat(filepath.Join(d, fileLegacy)); err != nil {
@@ -65,12 +66,12 @@ func SpecDir() (string, error) {
 		dir = parent
 	}
 	if repo != "" {
-		cand := filepath.Join(repo, "testdata", "spec")
+		cand := filepath.Join(repo, "internal", "check", "schemas")
 		if _, err := os.Stat(filepath.Join(cand, fileLegacy)); err == nil {
 			return cand, nil
 		}
 	}
-	return "", fmt.Errorf("the MCP schemas (%s) are neither in shared/spec above the working directory nor in testdata/spec: run .ci/run, or set MCPTASK_SPEC_DIR", fileLegacy)
+	return "", fmt.Errorf("the MCP schemas (%s) are neither in shared/spec above the working directory nor in internal/check/schemas: set MCPTASK_SPEC_DIR", fileLegacy)
 }
 
 // Load returns a Validator, or skips the test (failing it under CI=true) when the schemas are
