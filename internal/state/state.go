@@ -325,10 +325,12 @@ func (s *Store) Patch(key, id string, fn func(r *Record)) error {
 	})
 }
 
-// Change is one record change for PatchMany.
+// Change is one record change for PatchMany: Fn applied to the record, or with Delete the
+// record removed.
 type Change struct {
 	Key, ID string
 	Fn      func(r *Record)
+	Delete  bool
 }
 
 // PatchMany applies changes in one read-modify-write of the ledger, in order: the status
@@ -349,12 +351,20 @@ func (s *Store) PatchMany(changes []Change) error {
 		}
 		for _, c := range changes {
 			for _, i := range byPrefix[string(idPrefix(c.ID))] {
+				if l.lines[i] == nil {
+					continue // deleted by an earlier change: gone stays gone
+				}
 				var r Record
 				if err := json.Unmarshal(l.lines[i], &r); err != nil {
 					return s.corrupt(fmt.Errorf("task record: %w", err))
 				}
 				if r.Server.Key() != c.Key {
 					continue
+				}
+				if c.Delete {
+					l.lines[i] = nil // removed below, once no index into lines is needed
+					changed = true
+					break
 				}
 				c.Fn(&r)
 				line, err := encodeRecord(r)
@@ -376,6 +386,7 @@ func (s *Store) PatchMany(changes []Change) error {
 		if !changed {
 			return errUnchanged
 		}
+		l.lines = slices.DeleteFunc(l.lines, func(line []byte) bool { return line == nil })
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {

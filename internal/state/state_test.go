@@ -356,6 +356,37 @@ func TestPatchMany(t *testing.T) {
 	}
 }
 
+// TestPatchManyDeletes: a batch can drop records among its changes, in order: a change after
+// the drop finds the record gone, and the same id on another server stays.
+func TestPatchManyDeletes(t *testing.T) {
+	st := Open(filepath.Join(t.TempDir(), "tasks.json"))
+	a, b, c := rec("t1", "http://a/mcp"), rec("t1", "http://b/mcp"), rec("t2", "http://a/mcp")
+	for _, r := range []Record{a, b, c} {
+		if err := st.Put(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := st.PatchMany([]Change{
+		{Key: a.Server.Key(), ID: "t1", Fn: func(r *Record) { r.Status = "completed" }},
+		{Key: a.Server.Key(), ID: "t1", Delete: true},
+		{Key: a.Server.Key(), ID: "t1", Fn: func(r *Record) { t.Error("a dropped record must not be patched") }},
+		{Key: c.Server.Key(), ID: "t2", Fn: func(r *Record) { r.StatusMessage = "still here" }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Record{}
+	for _, r := range mustLoad(t, st).Tasks {
+		got[r.Server.URL+" "+r.TaskID] = r
+	}
+	if _, ok := got["http://a/mcp t1"]; ok || len(got) != 2 {
+		t.Fatalf("want t1 on a dropped and the others kept: %v", got)
+	}
+	if got["http://b/mcp t1"].Status != "working" || got["http://a/mcp t2"].StatusMessage != "still here" {
+		t.Errorf("the other records: %+v", got)
+	}
+}
+
 func mustLoad(t *testing.T, st *Store) *File {
 	t.Helper()
 	f, err := st.Load()
