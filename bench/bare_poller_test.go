@@ -25,6 +25,7 @@ type bareConfig struct {
 
 type bareRequest struct {
 	URL    string      `json:"url"`
+	TaskID string      `json:"taskId"`
 	Body   []byte      `json:"body"`
 	Header http.Header `json:"header"`
 }
@@ -35,13 +36,8 @@ type bareRequest struct {
 // net/http client with the same pool, reading each answer and nothing more. It prints how
 // many polls it made.
 func barePoller(configPath string) int {
-	data, err := os.ReadFile(configPath)
+	cfg, err := readBareConfig(configPath)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var cfg bareConfig
-	if err := json.Unmarshal(data, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -75,6 +71,17 @@ func barePoller(configPath string) int {
 	wg.Wait()
 	fmt.Println(polls.Load(), failures.Load())
 	return 0
+}
+
+// readBareConfig reads the replay a child process is given.
+func readBareConfig(path string) (bareConfig, error) {
+	var cfg bareConfig
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, err
+	}
+	err = json.Unmarshal(data, &cfg)
+	return cfg, err
 }
 
 // alignTick rounds t up to a multiple of tick on the wall clock, as mcptask's polls are.

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("BENCH_BARE_POLLER"); p != "" {
 		os.Exit(barePoller(p))
 	}
+	if p := os.Getenv("BENCH_ENGINE"); p != "" {
+		os.Exit(engineFollower(p))
+	}
 	os.Exit(m.Run())
 }
 

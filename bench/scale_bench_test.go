@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -87,30 +85,10 @@ func (s *serverStats) wrap(h http.Handler) http.Handler {
 // -benchtime 1x.
 func BenchmarkResume1000(b *testing.B) {
 	const tasks, servers, watch = 1000, 3, 30 * time.Second
-	bin := filepath.Join(b.TempDir(), "mcptask")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	var urls []string
-	for range servers {
-		urls = append(urls, startDemo(b))
-	}
+	bin := buildBinary(b)
+	urls := startDemos(b, servers)
 	ledger := filepath.Join(b.TempDir(), "tasks.json")
-	ctx := context.Background()
-	var recs []state.Record
-	for i := range tasks {
-		url := urls[i%servers]
-		tr, _ := rpc.NewHTTPTransport(url, rpc.HTTPOptions{})
-		c := rpc.NewClient(tr, rpc.ClientOptions{Protocol: rpc.VersionModern, Info: rpc.Implementation{Name: "bench", Version: "1"}})
-		c.Assume(rpc.EraModern, "")
-		res, err := c.CallTool(ctx, rpc.CallParams{Name: "forever"})
-		tr.Close()
-		if err != nil || res.Task == nil {
-			b.Fatalf("create task %d: %v", i, err)
-		}
-		recs = append(recs, state.Record{TaskID: res.Task.TaskID, Server: state.Server{URL: url}, Era: "2026-07-28", Protocol: "2026-07-28",
-			Tool: "forever", CreatedAt: res.Task.CreatedAt, Status: "working"})
-	}
+	recs := createForever(b, urls, tasks)
 	if err := state.Open(ledger).Update(func(f *state.File) error { f.Tasks = recs; return nil }); err != nil {
 		b.Fatal(err)
 	}
@@ -183,6 +161,26 @@ func BenchmarkResume1000(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "resume over %d tasks on %d servers for %s\n", tasks, servers, watch)
 }
 
+// buildBinary builds mcptask for a benchmark that runs it as users do.
+func buildBinary(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "mcptask")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startDemos starts n demo servers, each its own process, and returns their URLs.
+func startDemos(b *testing.B, n int) []string {
+	b.Helper()
+	var urls []string
+	for range n {
+		urls = append(urls, startDemo(b))
+	}
+	return urls
+}
+
 func tail(s string) string {
 	if len(s) > 2000 {
 		return s[len(s)-2000:]
@@ -206,29 +204,12 @@ func runBarePoller(b *testing.B, recs []state.Record, d time.Duration) time.Dura
 // server URL) for d and returns how many polls it made and the CPU it used.
 func barePollerRun(b *testing.B, recs []state.Record, d time.Duration) (int, time.Duration) {
 	b.Helper()
-	body, hdr := captureTasksGet(b, recs[0].TaskID)
-	cfg := bareConfig{Interval: time.Second, Duration: d}
-	for _, r := range recs {
-		h := hdr.Clone()
-		h.Set("Mcp-Name", r.TaskID)
-		cfg.Requests = append(cfg.Requests, bareRequest{URL: r.Server.URL, Header: h,
-			Body: bytes.ReplaceAll(body, []byte(recs[0].TaskID), []byte(r.TaskID))})
-	}
+	cfg := bareConfigFor(b, recs, d)
 	path := filepath.Join(b.TempDir(), "bare.json")
 	data, _ := json.Marshal(cfg)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BENCH_BARE_POLLER="+path)
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("bare poller: %v", err)
-	}
-	var polls, failures int
-	if _, err := fmt.Sscan(string(out), &polls, &failures); err != nil || polls == 0 || failures > 0 {
-		b.Fatalf("bare poller: %d polls, %d failures (%v): %s", polls, failures, err, out)
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return polls, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	r := runChild(b, "BENCH_BARE_POLLER="+path)
+	return r.polls, r.cpu
 }

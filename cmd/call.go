@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
 )
 
@@ -109,27 +111,35 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
-	live := onInput == "prompt" && !opts.Once && opts.Timeout == 0
-	if _, _, err := f.serverRef(); err != nil {
+	live := onInput == "prompt" && !opts.Once && opts.Timeout == 0 && !opts.Detach
+	ref, _, err := f.serverRef()
+	if err != nil {
 		return err
 	}
+	// --timeout bounds the whole call: the tools/call and the follow after it.
+	deadline := deadlineOf(opts.Timeout)
 
-	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	if f.Global.JSONL {
-		printer.events = f.IO.Out
+	// The engine is built first, so that the client carries its hooks: notifications, and
+	// questions when something can answer them. Elicitation is declared only then (C26-MRTR
+	// §Server Requirements): the live view on a terminal, or --answer. Plain call polls only.
+	rep := newReporter(f, "call", opts.Timeout, false)
+	rep.server(ref.String(), ref)
+	printer := newProgressPrinter(f)
+	var feed *tui.Feed
+	var sinks []follow.Sink
+	if live {
+		feed = tui.NewFeed()
+		rep.hold = true
+		sinks = []follow.Sink{viewSink{feed}, rep}
+	} else {
+		sinks = []follow.Sink{printer, rep}
 	}
-	// Elicitation is declared only where something can answer (C26-MRTR §Server Requirements):
-	// the live view on a terminal, --answer, or, after --detach, a later update, watch or
-	// resume: a 2025-11-25 session is only initialized once, so it must declare then what
-	// those can answer, or the server fails the task when it asks.
-	var poller *tuiPoller
-	base := rpc.ClientOptions{OnNotify: notifyPrinter(printer), Elicitation: live || opts.Detach}
-	if live && !opts.Detach && answers == nil {
-		poller = newTUIPoller()
-		base.OnRequest = poller.onRequest // 2025-11-25 questions go to the view
-	}
-	copts := answerOptions(base, answers, func(msg string) { f.warnf("%s", msg) })
-	c, ref, err := f.connect(ctx, copts)
+	e := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: answers, Live: live, NoPush: !live}, sinks...)
+	srv := e.Server(ref.String(), toServer(ref).Key())
+	// After --detach a later update, watch or resume answers the task's questions; a
+	// 2025-11-25 session is initialized only once, so it must declare now what they can
+	// answer, or the server fails the task when it asks.
+	c, ref, err := f.connect(ctx, srv.ClientOptions(rpc.ClientOptions{Elicitation: opts.Detach}))
 	if err != nil {
 		return err
 	}
@@ -149,7 +159,10 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		}
 	}
 
-	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	wctx, cancel := context.WithCancel(ctx)
+	if !deadline.IsZero() {
+		wctx, cancel = context.WithDeadlineCause(ctx, deadline, errTimeout)
+	}
 	defer cancel()
 	res, err := c.CallTool(wctx, rpc.CallParams{
 		Name: opts.Tool, Arguments: args, TTL: opts.TTL,
@@ -167,34 +180,28 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return fmt.Errorf("call %s: %w", opts.Tool, err)
 	}
 	// C26-MRTR: a tools/call answered with input_required is retried with inputResponses
-	// and the echoed requestState, as many rounds as the server asks (bounded).
-	for round := 0; res.Kind == rpc.KindInputRequired && (answers != nil || poller != nil) && round < 16; round++ {
-		responses := map[string]json.RawMessage{}
-		if poller != nil {
-			// On a terminal, the person answers (the same forms as the watch view).
+	// and the echoed requestState, as many rounds as the server asks (bounded). The answers
+	// given come first; on a terminal, the person answers the rest (the same forms as the
+	// live view).
+	for round := 0; res.Kind == rpc.KindInputRequired && round < 16; round++ {
+		responses, err := follow.Respond(ctx, e.Answerer(), "", res.InputRequests)
+		if err != nil {
+			return usageIfAnswer(err)
+		}
+		if responses == nil && live {
 			if responses, err = askMRTR(ctx, f, opts.Tool, res.InputRequests); err != nil {
 				return err
 			}
 			if responses == nil {
 				return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input and none was given; nothing was started", opts.Tool)}
 			}
-		} else {
-			for _, k := range sortedKeys(res.InputRequests) {
-				ans, ok := answers.lookup(k)
-				if !ok {
-					break
-				}
-				resp, err := response(k, res.InputRequests[k], ans)
-				if err != nil {
-					return err
-				}
-				responses[k] = resp
-			}
 		}
 		if len(responses) < len(res.InputRequests) {
 			break
 		}
-		printer.Note("-", "answered "+strings.Join(sortedKeys(responses), ", ")+"; calling "+opts.Tool+" again")
+		if !live {
+			printer.Note("-", "answered "+strings.Join(sortedKeys(responses), ", ")+"; calling "+opts.Tool+" again")
+		}
 		res, err = c.CallTool(wctx, rpc.CallParams{
 			Name: opts.Tool, Arguments: args, TTL: opts.TTL,
 			InputResponses: responses, RequestState: res.RequestState,
@@ -203,13 +210,19 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 			return fmt.Errorf("call %s: %w", opts.Tool, err)
 		}
 	}
-	out := &outcome{f: f, c: c, ref: ref, answers: answers}
 	switch res.Kind {
 	case rpc.KindComplete:
-		return out.toolResult(res.Tool, nil)
+		env, text, err := resultOutput(res.Tool, nil, c.Era(), ref.String())
+		if f.Global.JSON {
+			if werr := writeJSON(f.IO.Out, env); werr != nil {
+				return werr
+			}
+		} else {
+			_, _ = f.IO.Out.Write(text)
+		}
+		return err
 	case rpc.KindInputRequired:
-		// MRTR (C26-MRTR): answering input arrives with the TUI and --answer; until then this
-		// is input that cannot be given here.
+		// C26-MRTR: input the tool asks for before it starts that nobody here gives.
 		if f.Global.JSON {
 			_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: c.Era(), Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
 		}
@@ -235,53 +248,13 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		fmt.Fprintln(f.IO.Out, t.TaskID)
 		return nil
 	}
+	srv.Follow(c, follow.Target{ID: t.TaskID, Tool: opts.Tool, Task: t, Created: true})
 	if live {
-		if poller == nil {
-			poller = newTUIPoller()
-		}
-		rec := newRecord(c, ref, opts.Tool, t, f.Now())
-		return runTUI(ctx, f, "call", poller, []*tuiEntry{{rec: rec, out: out, task: t}})
+		initial := map[string]tui.Snapshot{t.TaskID: snapshot(follow.Event{Tool: opts.Tool, Server: ref.String(), Era: c.Era()}, t)}
+		return runLive(ctx, f, e, feed, rep, []string{t.TaskID}, initial, tui.Options{})
 	}
-	if f.Global.JSONL {
-		_ = writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Tool: opts.Tool, Task: t.Raw})
-	}
-	printer.Note(t.TaskID, fmt.Sprintf("task created for tool %s (MCP %s)", opts.Tool, c.Era()))
-	printer.Task(t)
-	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once}, printer, opts.Timeout)
-}
-
-// withTimeout returns ctx bounded by d (0 = no bound), with errTimeout as the cause.
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeoutCause(ctx, d, errTimeout)
-}
-
-// notifyPrinter shows 2025-11-25 progress notifications, which carry real progress alongside
-// statusMessage (C25-PROG: the original progressToken stays valid for the task's whole life).
-func notifyPrinter(p *progressPrinter) func(string, json.RawMessage) {
-	return func(method string, params json.RawMessage) {
-		if method != "notifications/progress" {
-			return
-		}
-		var n struct {
-			Progress float64  `json:"progress"`
-			Total    *float64 `json:"total"`
-			Message  string   `json:"message"`
-		}
-		if json.Unmarshal(params, &n) != nil {
-			return
-		}
-		s := "progress " + strconv.FormatFloat(n.Progress, 'f', -1, 64)
-		if n.Total != nil {
-			s += "/" + strconv.FormatFloat(*n.Total, 'f', -1, 64)
-		}
-		if n.Message != "" {
-			s += " " + n.Message
-		}
-		p.Note("-", s)
-	}
+	e.Run(ctx)
+	return rep.err
 }
 
 // parseArgsJSON reads --args: a JSON object, @file, or @- (stdin).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
@@ -66,10 +67,10 @@ EXIT STATUS
 
 func runCancel(ctx context.Context, opts *CancelOptions) error {
 	f := opts.f
-	wctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
+	// --timeout bounds the whole command: every cancellation and every wait after it.
+	deadline := deadlineOf(opts.Timeout)
 	if len(opts.TaskIDs) == 1 {
-		e, err := cancelOne(ctx, wctx, opts, opts.TaskIDs[0])
+		e, err := cancelOne(ctx, deadline, opts, opts.TaskIDs[0])
 		if f.Global.JSON && e != nil {
 			if werr := writeJSON(f.IO.Out, *e); werr != nil {
 				return werr
@@ -80,7 +81,7 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 	var results []envelope
 	var codes []int
 	for _, id := range opts.TaskIDs {
-		e, err := cancelOne(ctx, wctx, opts, id)
+		e, err := cancelOne(ctx, deadline, opts, id)
 		code := exitCode(ctx, err)
 		if e == nil {
 			e = &envelope{Type: "error", TaskID: id}
@@ -106,18 +107,25 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 
 // cancelOne cancels one task and, with --wait, follows it to its end. The envelope is what
 // --json shows for it.
-func cancelOne(ctx, wctx context.Context, opts *CancelOptions, id string) (*envelope, error) {
+func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id string) (*envelope, error) {
 	f := opts.f
+	wctx, cancel := context.WithCancel(ctx)
+	if !deadline.IsZero() {
+		wctx, cancel = context.WithDeadlineCause(ctx, deadline, errTimeout)
+	}
+	defer cancel()
 	c, ref, rec, err := f.connectTask(ctx, id, rpc.ClientOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	out := &outcome{f: f, c: c, ref: ref}
+	key := toServer(ref).Key()
+	led := f.newLedger()
+	defer led.Close()
 	t, ack, err := c.CancelTask(wctx, id)
 	if err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
-			out.markExpired(id)
+			led.Expired(key, id)
 		}
 		return nil, taskErr(id, err)
 	}
@@ -127,7 +135,7 @@ func cancelOne(ctx, wctx context.Context, opts *CancelOptions, id string) (*enve
 		if rec != nil {
 			// 2025-11-25 answers with the task, already cancelled. The record (and the session
 			// the task lives in) stays until 'mcptask result' has shown the outcome or 'prune'.
-			out.saveStatus(ctx, t)
+			led.Status(key, t)
 		}
 	}
 	if !opts.Wait {
@@ -150,31 +158,32 @@ func cancelOne(ctx, wctx context.Context, opts *CancelOptions, id string) (*enve
 	}
 
 	// --wait: follow the task to its real end (EXT §Task Cancellation: a task may still
-	// complete or fail after a cancellation request).
+	// complete or fail after a cancellation request). A result is left for 'mcptask result'.
 	if t == nil {
 		if t, err = c.GetTask(wctx, id); err != nil {
 			if rpc.IsUnknownTask(err) {
-				out.markExpired(id)
+				led.Expired(key, id)
 			}
 			return e, taskErr(id, err)
 		}
 	}
-	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	last, err := waitTask(wctx, c, t, pollOptions{UserMin: opts.Interval, OnChange: func(nt *rpc.Task) {
-		printer.Task(nt)
-		out.saveStatus(ctx, nt)
-	}})
-	if err != nil {
-		return e, out.abandoned(ctx, wctx, last, err, opts.Timeout)
+	led.Close() // its changes land before the engine's
+	eng := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, NoPush: true, LeaveResults: true}, newProgressPrinter(f))
+	eng.Server(ref.String(), key).Follow(c, follow.Target{ID: id, Task: t, Record: rec})
+	o := eng.Run(ctx)[0]
+	switch o.End {
+	case follow.EndCancelled, follow.EndResult:
+	default:
+		_, _, err := describe(o, ref, opts.Timeout)
+		return e, err
 	}
+	last := o.Task
 	e.Status, e.Task = last.Status, last.Raw
-	out.saveStatus(ctx, last)
 	var verdict string
 	var result error
 	switch last.Status {
 	case rpc.StatusCancelled:
-		verdict = "cancelled"
-		out.dropRecord(ctx, id) // nothing more to show
+		verdict = "cancelled" // and the record is gone: nothing more to show
 	case rpc.StatusCompleted:
 		// The record stays until 'mcptask result' shows what the task produced.
 		verdict = "completed anyway: the cancellation came too late; its result: " + followHint(ref, id)

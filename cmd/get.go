@@ -46,16 +46,17 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return err
 	}
 	defer c.Close()
-	out := &outcome{f: f, c: c, ref: ref}
+	led := f.newLedger()
+	defer led.Close()
 	t, err := c.GetTask(ctx, opts.TaskID)
 	if err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
-			out.markExpired(opts.TaskID)
+			led.Expired(toServer(ref).Key(), opts.TaskID)
 		}
 		return taskErr(opts.TaskID, err)
 	}
 	if rec != nil {
-		out.saveStatus(ctx, t)
+		led.Status(toServer(ref).Key(), t)
 	}
 	if f.Global.JSON {
 		return writeJSON(f.IO.Out, envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -60,27 +60,8 @@ func newRecord(c *rpc.Client, ref ServerRef, tool string, t *rpc.Task, now time.
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}
-	applyTask(&r, t)
+	follow.ApplyTask(&r, t)
 	return r
-}
-
-// applyTask copies what the server said about t into r.
-func applyTask(r *state.Record, t *rpc.Task) {
-	if t.TTL != nil {
-		ms := state.Millis(t.TTL.Milliseconds())
-		r.TTL = &ms
-	} else {
-		r.TTL = nil
-	}
-	if t.PollInterval > 0 {
-		r.PollInterval = state.Millis(t.PollInterval.Milliseconds())
-	}
-	r.Status = string(t.Status)
-	r.StatusMessage = t.StatusMessage
-	r.LastError = "" // a good update clears the last error
-	if !t.LastUpdatedAt.IsZero() {
-		r.LastUpdatedAt = t.LastUpdatedAt
-	}
 }
 
 // recordTask writes a new task to the ledger before anything is printed, and keeps a
@@ -94,162 +75,6 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 		return err
 	}
 	return st.Put(newRecord(c, ref, tool, t, f.Now()))
-}
-
-// saveStatus records a status change. Failures are warnings: the task goes on regardless.
-func (o *outcome) saveStatus(ctx context.Context, t *rpc.Task) {
-	if !t.Status.Terminal() {
-		o.c.KeepSession(true)
-	}
-	key := toServer(o.ref).Key()
-	if o.batch != nil {
-		o.batch.add(state.Change{Key: key, ID: t.TaskID, Fn: func(r *state.Record) { applyTask(r, t) }})
-		return
-	}
-	st, err := o.f.ledger()
-	if err != nil {
-		return
-	}
-	if err := st.Patch(key, t.TaskID, func(r *state.Record) { applyTask(r, t) }); err != nil {
-		o.f.warnf("could not update task %s in the ledger: %v", t.TaskID, err)
-	}
-}
-
-// syncLedger writes the status updates still batched, so that a change made next (an error
-// mark, a dropped record) lands after them.
-func (o *outcome) syncLedger() {
-	if o.batch != nil {
-		o.batch.flush()
-	}
-}
-
-// statusBatchEvery is how long status updates wait to be written together.
-const statusBatchEvery = 200 * time.Millisecond
-
-// statusBatch coalesces the status updates of many followed tasks into one ledger write per
-// statusBatchEvery: a resume of a thousand tasks would otherwise rewrite (and fsync) the
-// ledger a thousand times as it starts. Only status updates wait: the task ids are in the
-// ledger already, and a status lost to a crash is learned again by the next resume.
-type statusBatch struct {
-	st   *state.Store
-	warn func(format string, args ...any)
-
-	mu      sync.Mutex
-	pending []state.Change
-	writeMu sync.Mutex // one write at a time, so batches land in order
-
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
-}
-
-func newStatusBatch(st *state.Store, warn func(format string, args ...any)) *statusBatch {
-	b := &statusBatch{st: st, warn: warn, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go b.run()
-	return b
-}
-
-func (b *statusBatch) add(c state.Change) {
-	b.mu.Lock()
-	b.pending = append(b.pending, c)
-	b.mu.Unlock()
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (b *statusBatch) run() {
-	defer close(b.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case <-b.kick:
-			timer.Reset(statusBatchEvery)
-			select {
-			case <-timer.C:
-				b.flush()
-			case <-b.stop:
-				b.flush()
-				return
-			}
-		case <-b.stop:
-			b.flush()
-			return
-		}
-	}
-}
-
-// flush writes what is pending now.
-func (b *statusBatch) flush() {
-	b.writeMu.Lock()
-	defer b.writeMu.Unlock()
-	b.mu.Lock()
-	changes := b.pending
-	b.pending = nil
-	b.mu.Unlock()
-	if err := b.st.PatchMany(changes); err != nil {
-		b.warn("could not update %d task(s) in the ledger: %v", len(changes), err)
-	}
-}
-
-// close writes what is pending and stops the batch.
-func (b *statusBatch) close() {
-	close(b.stop)
-	<-b.done
-}
-
-// dropRecord is called once a terminal task's outcome has been shown: the record goes, or
-// with --keep stays as history, marked shown.
-func (o *outcome) dropRecord(ctx context.Context, id string) {
-	o.syncLedger()
-	st, err := o.f.ledger()
-	if err != nil {
-		return
-	}
-	key := toServer(o.ref).Key()
-	if o.f.Global.Keep {
-		err = st.Patch(key, id, func(r *state.Record) { r.ResultShown = true })
-	} else {
-		_, err = st.Delete(key, id)
-	}
-	if err != nil {
-		o.f.warnf("could not update task %s in the ledger: %v", id, err)
-	}
-	// The session can end (DELETE) once no unfinished task of ours is bound to it; a record
-	// kept as history (--keep) keeps its session, so the task can still be looked at.
-	if sid := o.c.SessionID(); sid != "" && !o.f.Global.Keep {
-		if file, err := st.Load(); err == nil {
-			now := o.f.Now()
-			for _, r := range file.Tasks {
-				if r.SessionID == sid && r.Server.Key() == key && r.TaskID != id && r.Unfinished(now) {
-					return
-				}
-			}
-			o.c.KeepSession(false)
-		}
-	}
-}
-
-// markError records on a task what went wrong while following it.
-func (o *outcome) markError(id string, err error) {
-	o.syncLedger()
-	st, serr := o.f.ledger()
-	if serr != nil {
-		return
-	}
-	_ = st.Patch(toServer(o.ref).Key(), id, func(r *state.Record) { r.LastError = err.Error() })
-}
-
-// markExpired records that the server no longer knows a task.
-func (o *outcome) markExpired(id string) {
-	o.syncLedger()
-	st, err := o.f.ledger()
-	if err != nil {
-		return
-	}
-	_ = st.Patch(toServer(o.ref).Key(), id, func(r *state.Record) { r.Expired = true })
 }
 
 // warnf prints a warning line on stderr.
@@ -307,12 +132,26 @@ func (f *Factory) connectTask(ctx context.Context, id string, opts rpc.ClientOpt
 	if err != nil {
 		return nil, ServerRef{}, nil, err
 	}
-	if rec == nil {
-		c, ref, err := f.connect(ctx, opts)
-		return c, ref, nil, err
-	}
-	c, ref, err := f.connectRecord(ctx, rec, opts)
+	c, ref, err := f.connectFound(ctx, rec, opts)
 	return c, ref, rec, err
+}
+
+// connectFound connects to the server of rec, a record findTask returned, or to the server the
+// flags name when it returned none.
+func (f *Factory) connectFound(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	if rec == nil {
+		return f.connect(ctx, opts)
+	}
+	return f.connectRecord(ctx, rec, opts)
+}
+
+// refOf describes the server connectFound would reach, without connecting.
+func (f *Factory) refOf(rec *state.Record) (ServerRef, error) {
+	if rec != nil {
+		return fromServer(rec.Server), nil
+	}
+	ref, _, err := f.serverRef()
+	return ref, err
 }
 
 // connectRecord reaches the server of rec again. Secrets are read again, never stored: the

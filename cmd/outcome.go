@@ -1,317 +1,297 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
-// outcome turns a finished (or abandoned) task into output and an exit code. The same rules
-// serve call, result and resume so that a script sees one contract.
-type outcome struct {
-	f   *Factory
-	c   *rpc.Client
-	ref ServerRef
-	// w and emit redirect stdout and --json documents; resume collects many tasks' outcomes
-	// into one document. Nil means straight to stdout.
-	w    io.Writer
-	emit func(envelope) error
-	// answers pre-answer input requests (--answer, --answers); answered holds the keys
-	// already answered, seeded from the ledger so a resumed wait never answers twice.
-	answers  answerSet
-	answered map[string]bool
-	printer  *progressPrinter
-	// batch, when set, takes the status updates to write them with other tasks' (resume).
-	batch *statusBatch
-}
+// An outcome of the follow engine becomes output and an exit code here. The same rules serve
+// call, result, watch and resume, plain and live, so that a script sees one contract.
 
-func (o *outcome) stdout() io.Writer {
-	if o.w != nil {
-		return o.w
+// describe turns how a task's follow ended into what is shown: the --json envelope (nil when
+// there is none), the text for stdout, and the error that carries the exit code (nil: 0).
+func describe(o follow.Outcome, ref ServerRef, timeout time.Duration) (*envelope, []byte, error) {
+	t := o.Task
+	if t == nil {
+		t = &rpc.Task{TaskID: o.TaskID}
 	}
-	return o.f.IO.Out
-}
-
-func (o *outcome) emitJSON(e envelope) error {
-	if o.emit != nil {
-		return o.emit(e)
+	id, hint := o.TaskID, followHint(ref, o.TaskID)
+	env := func(typ string) *envelope {
+		return &envelope{Type: typ, TaskID: id, Status: t.Status, Era: o.Era, Server: o.Server, Task: t.Raw, Input: t.InputRequests}
 	}
-	return writeJSON(o.f.IO.Out, e)
-}
-
-// follow polls t to its end and reports it. wctx carries --timeout; ctx is the command's own
-// context (cancelled by SIGINT).
-func (o *outcome) follow(wctx, ctx context.Context, t *rpc.Task, po pollOptions, printer *progressPrinter, timeout time.Duration) error {
-	po.OnChange = func(nt *rpc.Task) {
-		printer.Task(nt)
-		o.saveStatus(ctx, nt)
-	}
-	po.OnPoll = func(nt *rpc.Task) { printer.Heartbeat(nt) }
-	po.OnPushed = func(nt *rpc.Task) { printer.Pushed(nt.TaskID) }
-	po.OnRetry = func(err error, n int, d time.Duration) {
-		printer.Note(t.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", err, d.Round(100*time.Millisecond)))
-		printer.Event(map[string]any{"type": "error", "taskId": t.TaskID, "transient": true, "message": err.Error(),
-			"retryInMs": d.Milliseconds(), "failures": n})
-	}
-	o.printer = printer
-	if o.answers != nil {
-		po.InputDone = o.inputsAnswered
-	}
-	for {
-		last, err := waitTask(wctx, o.c, t, po)
-		if err != nil {
-			return o.abandoned(ctx, wctx, last, err, timeout)
+	switch o.End {
+	case follow.EndResult:
+		switch {
+		case o.RPCError != nil:
+			e := env("result")
+			e.Status, e.Error = rpc.StatusFailed, o.RPCError
+			return e, nil, &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed: %w", id, o.RPCError)}
+		case o.Result == nil:
+			return nil, nil, nil // left for 'mcptask result' (cancel --wait)
 		}
-		if last.Status == rpc.StatusInputRequired && o.answers != nil && o.c.Era() == rpc.EraLegacy {
-			// C25-TASKS §Input Required Status: the questions come as elicitation/create while
-			// tasks/result is open; the OnRequest handler answers them from --answer. tasks/result
-			// returns once the task is terminal.
-			if _, _, err := o.c.TaskResult(wctx, last.TaskID); err != nil && !isRPCError(err) {
-				return o.abandoned(ctx, wctx, last, err, timeout)
-			}
-			nt, err := o.c.GetTask(wctx, last.TaskID)
-			if err != nil {
-				return o.abandoned(ctx, wctx, last, err, timeout)
-			}
-			printer.Task(nt)
-			o.saveStatus(ctx, nt)
-			if nt.Status == rpc.StatusInputRequired {
-				return o.finish(ctx, nt)
-			}
-			t = nt
-			continue
-		}
-		if last.Status == rpc.StatusInputRequired && o.answers != nil {
-			n, err := o.answerInputs(wctx, last)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				t = last
-				continue // poll on; the answered keys no longer stop the wait
-			}
-		}
-		return o.finish(ctx, last)
-	}
-}
-
-// inputsAnswered reports whether every outstanding input request of t was answered already:
-// the server repeats requests until it has processed their answers (EXT §Task Update
-// Requests), so the wait goes on.
-func (o *outcome) inputsAnswered(t *rpc.Task) bool {
-	if len(t.InputRequests) == 0 {
-		return false
-	}
-	for k := range t.InputRequests {
-		if !o.answered[k] {
-			return false
-		}
-	}
-	return true
-}
-
-// answerInputs sends, in one tasks/update, the answers given for t's outstanding input
-// requests that were not answered before, and records the keys in the ledger. It returns how
-// many it answered.
-func (o *outcome) answerInputs(ctx context.Context, t *rpc.Task) (int, error) {
-	if o.c.Era() != rpc.EraModern {
-		return 0, nil // 2025-11-25 input arrives as elicitation/create on tasks/result
-	}
-	if o.answered == nil {
-		o.answered = map[string]bool{}
-	}
-	responses := map[string]json.RawMessage{}
-	for _, k := range sortedKeys(t.InputRequests) {
-		if o.answered[k] {
-			continue
-		}
-		ans, ok := o.answers.lookup(k)
-		if !ok {
-			continue
-		}
-		resp, err := response(k, t.InputRequests[k], ans)
-		if err != nil {
-			return 0, err
-		}
-		responses[k] = resp
-	}
-	if len(responses) == 0 {
-		return 0, nil
-	}
-	// EXT §Task Update Requests: inputResponses hold only currently outstanding keys.
-	if err := o.c.UpdateTask(ctx, t.TaskID, responses); err != nil {
-		return 0, fmt.Errorf("answer task %s: %w", t.TaskID, err)
-	}
-	keys := sortedKeys(responses)
-	for _, k := range keys {
-		o.answered[k] = true
-	}
-	o.recordAnswered(t.TaskID, keys)
-	if o.printer != nil {
-		o.printer.Note(t.TaskID, "answered "+strings.Join(keys, ", "))
-	}
-	return len(keys), nil
-}
-
-// recordAnswered adds keys to the record's answered keys.
-func (o *outcome) recordAnswered(id string, keys []string) {
-	o.syncLedger()
-	st, err := o.f.ledger()
-	if err != nil {
-		return
-	}
-	_ = st.Patch(toServer(o.ref).Key(), id, func(r *state.Record) {
-		for _, k := range keys {
-			if !slices.Contains(r.AnsweredKeys, k) {
-				r.AnsweredKeys = append(r.AnsweredKeys, k)
-			}
-		}
-	})
-}
-
-// abandoned explains why the wait ended before the task did.
-func (o *outcome) abandoned(ctx, wctx context.Context, t *rpc.Task, err error, timeout time.Duration) error {
-	hint := o.followHint(t.TaskID)
-	switch {
-	case errors.Is(err, errStillRunning):
-		return &ExitError{Code: ExitStillRunning, Err: fmt.Errorf("task %s is still %s (--timeout 0 checks once); follow it with: %s", t.TaskID, t.Status, hint)}
-	case errors.Is(context.Cause(wctx), errTimeout):
-		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s: task %s is still %s and keeps running; follow it with: %s", timeout, t.TaskID, t.Status, hint)}
-	case ctx.Err() != nil:
-		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: task %s keeps running; follow it with: %s", t.TaskID, hint)}
-	case errors.Is(err, errTaskGone):
-		o.markExpired(t.TaskID)
-		return &ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s: %w", t.TaskID, err)}
-	}
-	return fmt.Errorf("task %s: %w; it may still be running: %s", t.TaskID, err, hint)
-}
-
-// finish reports a task whose wait is over: terminal, or needing input.
-func (o *outcome) finish(ctx context.Context, t *rpc.Task) error {
-	// The last status is recorded even when no poll saw it change (a task already finished
-	// when first asked): a record kept with --keep must say how the task ended.
-	o.saveStatus(ctx, t)
-	switch t.Status {
-	case rpc.StatusInputRequired:
-		if o.f.Global.JSON {
-			_ = o.emitJSON(o.env("input_required", t))
-		} else if len(t.InputRequests) > 0 {
+		return resultOutput(o.Result, t, o.Era, o.Server)
+	case follow.EndCancelled:
+		return env("result"), nil, &ExitError{Code: ExitCancelled, Err: fmt.Errorf("task %s was cancelled", id)}
+	case follow.EndInputRequired:
+		var text []byte
+		if len(t.InputRequests) > 0 {
 			// --on-input fail: the outstanding questions (keys, kinds, messages, schemas) as
 			// JSON on stdout, so a script can answer them with 'mcptask update'.
-			_ = writeJSON(o.stdout(), map[string]any{"type": "input_required", "taskId": t.TaskID, "inputRequests": t.InputRequests})
+			text, _ = json.Marshal(map[string]any{"type": "input_required", "taskId": id, "inputRequests": t.InputRequests})
+			text = append(text, '\n')
 		}
 		what := "the server will ask for it"
 		if len(t.InputRequests) > 0 {
 			what = describeInputs(t.InputRequests, sortedKeys(t.InputRequests))
 		}
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or watch it on a terminal",
-			t.TaskID, what, t.TaskID)}
-	case rpc.StatusCancelled:
-		o.dropRecord(ctx, t.TaskID)
-		if o.f.Global.JSON {
-			_ = o.emitJSON(o.env("result", t))
-		}
-		return &ExitError{Code: ExitCancelled, Err: fmt.Errorf("task %s was cancelled", t.TaskID)}
+		return env("input_required"), text, &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or watch it on a terminal",
+			id, what, id)}
+	case follow.EndExpired:
+		return nil, nil, &ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s is no longer known to %s (expired, or the server lost it): %w", id, ref, o.Err)}
+	case follow.EndStillRunning:
+		return nil, nil, &ExitError{Code: ExitStillRunning, Err: fmt.Errorf("task %s is still %s (--timeout 0 checks once); follow it with: %s", id, t.Status, hint)}
+	case follow.EndTimeout:
+		return nil, nil, &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s: task %s is still %s and keeps running; follow it with: %s", timeout, id, t.Status, hint)}
+	case follow.EndInterrupted:
+		return nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: task %s keeps running; follow it with: %s", id, hint)}
+	case follow.EndDetached:
+		return nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("detached: task %s keeps running", id)}
 	}
-	tr, rerr, err := o.fetchResult(ctx, t)
-	if err != nil {
-		return err
+	var ae *follow.AnswerError
+	switch {
+	case errors.As(o.Err, &ae):
+		return nil, nil, &FlagError{Err: o.Err}
+	case o.Unreachable:
+		return nil, nil, o.Err
 	}
-	o.dropRecord(ctx, t.TaskID)
-	if rerr != nil {
-		if o.f.Global.JSON {
-			e := o.env("result", t)
-			e.Status = rpc.StatusFailed
-			e.Error = rerr
-			_ = o.emitJSON(e)
-		}
-		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed: %w", t.TaskID, rerr)}
-	}
-	return o.toolResult(tr, t)
+	return nil, nil, fmt.Errorf("task %s: %w; it may still be running: %s", id, o.Err, hint)
 }
 
-// fetchResult gets the outcome of a terminal task: 2025-11-25 tasks/result, 2026-07-28 the
-// inline result or error of tasks/get (EXT §Task Polling). A JSON-RPC error as the task's
-// outcome comes back as rerr, distinct from a failure to fetch.
-func (o *outcome) fetchResult(ctx context.Context, t *rpc.Task) (*rpc.ToolResult, *rpc.Error, error) {
-	if o.c.Era() == rpc.EraModern {
-		if t.Result == nil && t.Error == nil {
-			// A CreateTaskResult that is already terminal carries no result (EXT §Task
-			// Creation): ask tasks/get for it.
-			nt, err := o.c.GetTask(ctx, t.TaskID)
-			if err != nil {
-				return nil, nil, err
-			}
-			*t = *nt
-		}
-		tr, _, err := rpc.ModernResult(t)
-		var rerr *rpc.Error
-		if errors.As(err, &rerr) {
-			return nil, rerr, nil
-		}
-		return tr, nil, err
+// resultOutput is the output of a CallToolResult: the envelope, the text, and exit 3 for
+// isError. t is nil for a plain result (no task).
+func resultOutput(tr *rpc.ToolResult, t *rpc.Task, era rpc.Era, server string) (*envelope, []byte, error) {
+	e := &envelope{Type: "result", Era: era, Server: server, Result: tr.Raw}
+	if t != nil {
+		e.TaskID, e.Status, e.Task = t.TaskID, t.Status, t.Raw
 	}
-	tr, _, err := o.c.TaskResult(ctx, t.TaskID)
-	var rerr *rpc.Error
-	if errors.As(err, &rerr) && !rpc.IsUnknownTask(err) {
-		// C25-TASKS §Result Retrieval: tasks/result returns the underlying JSON-RPC error.
-		return nil, rerr, nil
-	}
-	if rpc.IsUnknownTask(err) {
-		o.markExpired(t.TaskID)
-		return nil, nil, &ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s: %w: %w", t.TaskID, errTaskGone, err)}
-	}
-	return tr, nil, err
-}
-
-// toolResult prints a CallToolResult and maps isError to exit 3. t is nil for a plain result.
-func (o *outcome) toolResult(tr *rpc.ToolResult, t *rpc.Task) error {
-	if o.f.Global.JSON {
-		e := envelope{Type: "result", Era: o.c.Era(), Server: o.ref.String(), Result: tr.Raw}
-		if t != nil {
-			e.TaskID, e.Status, e.Task = t.TaskID, t.Status, stripInline(t)
-		}
-		if err := o.emitJSON(e); err != nil {
-			return err
-		}
-	} else {
-		printToolResult(o.stdout(), tr)
-	}
+	var b bytes.Buffer
+	printToolResult(&b, tr)
 	if tr.IsError {
 		what := "the tool"
 		if t != nil {
 			what = "task " + t.TaskID
 		}
-		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%s returned an error result (isError)", what)}
+		return e, b.Bytes(), &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%s returned an error result (isError)", what)}
 	}
-	return nil
+	return e, b.Bytes(), nil
 }
 
-// env builds the --json envelope of a task.
-func (o *outcome) env(typ string, t *rpc.Task) envelope {
-	return envelope{Type: typ, TaskID: t.TaskID, Status: t.Status, Era: o.c.Era(), Server: o.ref.String(), Task: t.Raw, Input: t.InputRequests}
+// reporter is the sink that shows each task's outcome as its follow ends: the result on
+// stdout (text, or the --json envelope), the exit code. For watch and resume (many) each
+// result gets a header, each failure a note, and --json one document at the end; the live view
+// (hold) keeps the outcomes until the view is gone.
+type reporter struct {
+	f       *Factory
+	kind    string
+	timeout time.Duration
+	many    bool
+	hold    bool
+	printer *progressPrinter
+
+	mu      sync.Mutex
+	refs    map[string]ServerRef // by server name
+	results []envelope
+	codes   []int
+	err     error // the one task's (call, result)
 }
 
-// stripInline returns the task's wire object; the 2026-07-28 inline result is already in the
-// envelope's result, but the task object is kept as sent so nothing is lost.
-func stripInline(t *rpc.Task) []byte { return t.Raw }
-
-// followHint is the command that picks a task up again.
-func (o *outcome) followHint(id string) string {
-	return followHint(o.ref, id)
+func newReporter(f *Factory, kind string, timeout time.Duration, many bool) *reporter {
+	return &reporter{f: f, kind: kind, timeout: timeout, many: many, refs: map[string]ServerRef{}}
 }
 
+// server records how the tasks of server name are reached again, for the hints.
+func (r *reporter) server(name string, ref ServerRef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refs[name] = ref
+}
+
+// Event implements follow.Sink.
+func (r *reporter) Event(ev follow.Event) {
+	if ev.Kind != follow.KindResult || r.hold {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.show(*ev.Outcome)
+}
+
+func (r *reporter) show(o follow.Outcome) {
+	f := r.f
+	ref := r.refs[o.Server]
+	env, text, err := describe(o, ref, r.timeout)
+	if !r.many {
+		r.err = err
+		switch {
+		case f.Global.JSON && env != nil:
+			_ = writeJSON(f.IO.Out, env)
+		case !f.Global.JSON:
+			_, _ = f.IO.Out.Write(text)
+		}
+		return
+	}
+	code := exitCode(context.Background(), err)
+	r.codes = append(r.codes, code)
+	e := envelope{Type: "status", TaskID: o.TaskID, Tool: o.Tool, Era: o.Era, Server: o.Server}
+	if o.Task != nil {
+		e.Status = o.Task.Status
+	}
+	if env != nil {
+		e = *env
+		e.Tool = o.Tool
+	}
+	if o.Unreachable {
+		e.Type = "error"
+		if r.printer != nil {
+			r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
+		}
+	}
+	e.Code = &code
+	if err != nil {
+		e.Message = err.Error()
+		if code == ExitExpired {
+			e.Status = "expired"
+		}
+		if !f.Global.JSON && !o.Unreachable && r.printer != nil {
+			r.printer.Note(o.TaskID, err.Error())
+		}
+	}
+	switch {
+	case f.Global.JSONL:
+		if e.Type == "status" {
+			e.Type = "result"
+		}
+		_ = writeJSON(f.IO.Out, e) // each outcome as it comes
+	case f.Global.JSON:
+		r.results = append(r.results, e)
+	case len(text) > 0:
+		fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(o.TaskID), termsafe.Line(o.Tool), e.Status)
+		_, _ = f.IO.Out.Write(text)
+	}
+}
+
+// finish ends a run of many tasks: the --json document, the most severe exit code, and a
+// message that says what to do next.
+func (r *reporter) finish() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.f
+	if f.Global.JSON && !f.Global.JSONL {
+		results := r.results
+		if results == nil {
+			results = []envelope{}
+		}
+		slices.SortFunc(results, func(a, b envelope) int { return strings.Compare(a.TaskID, b.TaskID) })
+		if err := writeJSON(f.IO.Out, envelope{Type: r.kind, Tasks: results}); err != nil {
+			return err
+		}
+	}
+	code := worstCode(r.codes)
+	if code == ExitOK {
+		return nil
+	}
+	var msg string
+	switch code {
+	case ExitTimeout:
+		msg = fmt.Sprintf("timeout after %s; unfinished tasks keep running: mcptask resume", r.timeout)
+	case ExitInterrupted:
+		msg = "interrupted; unfinished tasks keep running: mcptask resume"
+	case ExitStillRunning:
+		msg = "tasks still running (--timeout 0 checks once): mcptask resume"
+	default:
+		msg = fmt.Sprintf("%d of %d task(s) did not complete well", countBad(r.codes), len(r.codes))
+	}
+	return &ExitError{Code: code, Err: errors.New(msg)}
+}
+
+// finishLive reports the tasks of the live view once it is gone, in the order it showed them:
+// the results of finished tasks on stdout, an error line for each that did not end well, the
+// most severe exit code, and on detach exit 130 with the command that resumes.
+func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.Outcome) error {
+	f := r.f
+	byID := make(map[string]follow.Outcome, len(outs))
+	for _, o := range outs {
+		if _, dup := byID[o.TaskID]; !dup {
+			byID[o.TaskID] = o
+		}
+	}
+	var codes []int
+	for _, id := range ids {
+		o := byID[id]
+		_, text, err := describe(o, r.refs[o.Server], r.timeout)
+		if (o.End == follow.EndResult || o.End == follow.EndCancelled) && len(ids) > 1 {
+			fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(id), termsafe.Line(o.Tool), o.Task.Status)
+		}
+		_, _ = f.IO.Out.Write(text)
+		code := exitCode(ctx, err)
+		if err != nil && code != ExitInterrupted {
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+		}
+		codes = append(codes, code)
+	}
+	code := worstCode(codes)
+	switch code {
+	case ExitOK:
+		return nil
+	case ExitInterrupted:
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("detached; the tasks keep running and stay in the ledger: mcptask resume")}
+	}
+	return &ExitError{Code: code, Err: fmt.Errorf("%d of %d task(s) did not complete well", countBad(codes), len(codes)), Silent: len(codes) == 1}
+}
+
+// severity orders exit codes for a many-task outcome: the first in this list that occurs wins.
+var severity = []int{ExitInterrupted, ExitTimeout, ExitUsage, ExitFailure, ExitAuth, ExitTaskFailed, ExitCancelled, ExitInputRequired, ExitExpired, ExitStillRunning, ExitOK}
+
+// worstCode returns the most severe of codes.
+func worstCode(codes []int) int {
+	best := len(severity)
+	for _, c := range codes {
+		i := slices.Index(severity, c)
+		if i < 0 {
+			i = slices.Index(severity, ExitFailure)
+		}
+		best = min(best, i)
+	}
+	if best == len(severity) {
+		return ExitOK
+	}
+	return severity[best]
+}
+
+func countBad(codes []int) int {
+	n := 0
+	for _, c := range codes {
+		if c != ExitOK {
+			n++
+		}
+	}
+	return n
+}
+
+// followHint is the command that picks a task up again. The ledger knows the server; the flags
+// are spelled out anyway so that the hint also works from another machine or ledger.
 func followHint(ref ServerRef, id string) string {
-	// The ledger knows the server; the flags are spelled out anyway so that the hint also
-	// works from another machine or ledger.
 	return "mcptask result " + id + " " + serverFlags(ref)
 }
 
@@ -348,9 +328,11 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// isRPCError reports whether err is a JSON-RPC error from the server (the task's own outcome
-// on tasks/result) rather than a failure to reach it.
-func isRPCError(err error) bool {
-	var rerr *rpc.Error
-	return errors.As(err, &rerr)
+// usageIfAnswer reports an answer that does not fit its question as a usage error (exit 2).
+func usageIfAnswer(err error) error {
+	var ae *follow.AnswerError
+	if errors.As(err, &ae) {
+		return &FlagError{Err: err}
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
 )
@@ -60,30 +61,40 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if _, err := opts.AnswerFlags.onInput(false); err != nil {
 		return err // result never shows the live view: prompt is refused
 	}
-	printer := newProgressPrinter(f.IO.ErrOut, f.Now)
-	copts := answerOptions(rpc.ClientOptions{OnNotify: notifyPrinter(printer)}, answers, func(msg string) { printer.Note(opts.TaskID, msg) })
-	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, copts)
+	rec, err := f.findTask(opts.TaskID)
+	if err != nil {
+		return err
+	}
+	ref, err := f.refOf(rec)
+	if err != nil {
+		return err
+	}
+	deadline := deadlineOf(opts.Timeout)
+	rep := newReporter(f, "result", opts.Timeout, false)
+	rep.server(ref.String(), ref)
+	e := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: answers, NoPush: true}, newProgressPrinter(f), rep)
+	srv := e.Server(ref.String(), toServer(ref).Key())
+	c, _, err := f.connectFound(ctx, rec, srv.ClientOptions(rpc.ClientOptions{}))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
-	out := &outcome{f: f, c: c, ref: ref, answers: answers, answered: map[string]bool{}}
-	if rec != nil {
-		for _, k := range rec.AnsweredKeys {
-			out.answered[k] = true
-		}
-	}
 	t, err := c.GetTask(wctx, opts.TaskID)
 	if err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
-			out.markExpired(opts.TaskID)
+			led := f.newLedger()
+			led.Expired(toServer(ref).Key(), opts.TaskID)
+			led.Close()
 		}
 		return taskErr(opts.TaskID, err)
 	}
-	if !t.Status.Terminal() {
-		printer.Task(t)
+	tg := follow.Target{ID: opts.TaskID, Task: t, Record: rec}
+	if rec != nil {
+		tg.Tool = rec.Tool
 	}
-	return out.follow(wctx, ctx, t, pollOptions{UserMin: opts.Interval, StopOnInput: true, Once: opts.Once}, printer, opts.Timeout)
+	srv.Follow(c, tg)
+	e.Run(ctx)
+	return rep.err
 }

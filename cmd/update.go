@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
 )
@@ -74,28 +75,24 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	var asked sync.WaitGroup
 	asked.Add(1)
 	var once sync.Once
-	copts := answerOptions(rpc.ClientOptions{}, answers, func(msg string) { f.warnf("%s", msg) })
-	if inner := copts.OnRequest; inner != nil {
-		copts.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
-			defer once.Do(asked.Done)
-			return inner(ctx, method, params)
-		}
-	}
-	var c *rpc.Client
-	var ref ServerRef
-	if rec != nil {
-		c, ref, err = f.connectRecord(ctx, rec, copts)
-	} else {
-		c, ref, err = f.connect(ctx, copts)
-	}
+	// 2025-11-25: the question arrives as elicitation/create while tasks/result is open.
+	handler := follow.Handler(answers, func(msg string) { f.warnf("%s", msg) })
+	copts := rpc.ClientOptions{Elicitation: true, OnRequest: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+		defer once.Do(asked.Done)
+		return handler(ctx, method, params)
+	}}
+	c, ref, err := f.connectFound(ctx, rec, copts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	out := &outcome{f: f, c: c, ref: ref, answers: answers, answered: map[string]bool{}}
+	key := toServer(ref).Key()
+	led := f.newLedger()
+	defer led.Close()
+	answered := map[string]bool{}
 	if rec != nil {
 		for _, k := range rec.AnsweredKeys {
-			out.answered[k] = true
+			answered[k] = true // answered before: never again
 		}
 	}
 	t, err := c.GetTask(ctx, opts.TaskID)
@@ -111,15 +108,16 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 				return flagErrorf("task %s is not asking for %q; it asks for: %s", opts.TaskID, k, strings.Join(sortedKeys(t.InputRequests), ", "))
 			}
 		}
-		n, err := out.answerInputs(ctx, t)
+		keys, err := follow.SendAnswers(ctx, c, t, answers, answered)
 		if err != nil {
-			return err
+			return usageIfAnswer(err)
 		}
-		if n == 0 {
+		if len(keys) == 0 {
 			return flagErrorf("every key given was answered before; the task asks for: %s", strings.Join(sortedKeys(t.InputRequests), ", "))
 		}
-		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", n, opts.TaskID)
-		return f.updateJSON(opts.TaskID, c.Era(), ref, sortedKeys(answers))
+		led.Answered(key, opts.TaskID, keys)
+		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", len(keys), opts.TaskID)
+		return f.updateJSON(opts.TaskID, c.Era(), ref, answers.Keys())
 	}
 
 	// 2025-11-25: the question arrives on tasks/result (C25-TASKS §Input Required Status).
@@ -127,10 +125,10 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { _, _, err := c.TaskResult(rctx, opts.TaskID); done <- err }()
-	answered := make(chan struct{})
-	go func() { asked.Wait(); close(answered) }()
+	asks := make(chan struct{})
+	go func() { asked.Wait(); close(asks) }()
 	select {
-	case <-answered:
+	case <-asks:
 	case err := <-done:
 		if err != nil {
 			return fmt.Errorf("task %s: tasks/result ended before a question arrived: %w", opts.TaskID, err)
@@ -142,17 +140,8 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	}
 	// Wait until the server has taken the answer (the task leaves input_required), then let
 	// tasks/result go: a client MAY drop it at any time (C25-TASKS §Retrieving Task Results).
-	for rctx.Err() == nil {
-		nt, err := c.GetTask(rctx, opts.TaskID)
-		if err != nil || nt.Status != rpc.StatusInputRequired {
-			break
-		}
-		select {
-		case <-rctx.Done():
-		case <-time.After(pollInterval(nt, 0)):
-		}
-	}
-	out.recordAnswered(opts.TaskID, []string{"elicitation"})
+	_, _ = follow.WaitWhile(rctx, c, opts.TaskID, rpc.StatusInputRequired, 0)
+	led.Answered(key, opts.TaskID, []string{"elicitation"})
 	fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
 	return f.updateJSON(opts.TaskID, c.Era(), ref, []string{"elicitation"})
 }

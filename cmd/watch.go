@@ -87,15 +87,16 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 		}
 		// Not in the ledger: the server named by the flags.
 		if flagGroup == nil {
-			if _, _, err := f.serverRef(); err != nil {
+			ref, _, err := f.serverRef()
+			if err != nil {
 				return err
 			}
-			flagGroup = &resumeGroup{connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+			flagGroup = &resumeGroup{ref: ref, connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
 				return f.connect(ctx, o)
 			}}
 			gs.groups = append(gs.groups, flagGroup)
 		}
 		flagGroup.recs = append(flagGroup.recs, state.Record{TaskID: id})
 	}
-	return followMany(ctx, f, "watch", gs.groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers, Prompt: onInput == "prompt"})
+	return followMany(ctx, f, "watch", gs.groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers}, onInput == "prompt")
 }

@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io"
 	"os"
@@ -46,102 +44,88 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// scripted stands in for the command layer: it answers polls from a script and records every
-// call, so a test can assert exactly what the view asked for and when.
-type scripted struct {
+// fakeEngine stands in for the engine and the command layer: updates go to the view through a
+// real Feed, and every command the view sends is recorded, so a test can assert exactly what
+// the view asked for.
+type fakeEngine struct {
+	feed     *Feed
 	mu       sync.Mutex
-	script   map[string][]Snapshot // successive answers; the last one repeats
-	fail     map[string]int        // fail this many polls first
-	polls    map[string]int
-	pollAt   map[string][]time.Time
-	inFlight map[string]int
-	maxInFl  map[string]int
 	cancels  map[string]int
 	answers  []string // "id/key:response"
-	onPoll   func(id string, n int)
+	onCancel func(id string)
 	changed  chan struct{}
 }
 
-func newScripted() *scripted {
-	return &scripted{
-		script: map[string][]Snapshot{}, fail: map[string]int{}, polls: map[string]int{},
-		pollAt: map[string][]time.Time{}, inFlight: map[string]int{}, maxInFl: map[string]int{},
-		cancels: map[string]int{}, changed: make(chan struct{}, 1),
-	}
+func newFake() *fakeEngine {
+	return &fakeEngine{feed: NewFeed(), cancels: map[string]int{}, changed: make(chan struct{}, 1)}
 }
 
 // signal wakes waitUntil without ever blocking the caller.
-func (s *scripted) signal() {
+func (f *fakeEngine) signal() {
 	select {
-	case s.changed <- struct{}{}:
+	case f.changed <- struct{}{}:
 	default:
 	}
 }
 
-func (s *scripted) Poll(_ context.Context, id string) (Snapshot, error) {
-	s.mu.Lock()
-	s.polls[id]++
-	n := s.polls[id]
-	s.pollAt[id] = append(s.pollAt[id], time.Now())
-	s.inFlight[id]++
-	s.maxInFl[id] = max(s.maxInFl[id], s.inFlight[id])
-	hook := s.onPoll
-	s.mu.Unlock()
+// Cancel records the command; by default the task then ends cancelled, as a 2025-11-25
+// server's answer would have it.
+func (f *fakeEngine) Cancel(id string) {
+	f.mu.Lock()
+	f.cancels[id]++
+	hook := f.onCancel
+	f.mu.Unlock()
 	if hook != nil {
-		hook(id, n)
+		hook(id)
+	} else {
+		f.send(Snapshot{TaskID: id, Status: "cancelled"})
 	}
-	s.mu.Lock()
-	defer func() { s.inFlight[id]--; s.mu.Unlock(); s.signal() }()
-	if s.fail[id] > 0 {
-		s.fail[id]--
-		return Snapshot{}, errors.New("connection refused")
-	}
-	list := s.script[id]
-	if len(list) == 0 {
-		return Snapshot{}, errors.New("no script")
-	}
-	snap := list[0]
-	if len(list) > 1 {
-		s.script[id] = list[1:]
-	}
-	return snap, nil
+	f.signal()
 }
 
-func (s *scripted) Cancel(_ context.Context, id string) (Snapshot, error) {
-	s.mu.Lock()
-	defer func() { s.mu.Unlock(); s.signal() }()
-	s.cancels[id]++
-	s.script[id] = []Snapshot{{TaskID: id, Status: "cancelled"}}
-	return Snapshot{TaskID: id, Status: "cancelled"}, nil
+func (f *fakeEngine) Answer(id, key string, resp json.RawMessage) {
+	f.mu.Lock()
+	f.answers = append(f.answers, id+"/"+key+":"+string(resp))
+	f.mu.Unlock()
+	f.signal()
 }
 
-func (s *scripted) Answer(_ context.Context, id, key string, resp json.RawMessage) error {
-	s.mu.Lock()
-	defer func() { s.mu.Unlock(); s.signal() }()
-	s.answers = append(s.answers, id+"/"+key+":"+string(resp))
-	return nil
+// send reports a task's new state, as a poll would; a terminal state ends its follow.
+func (f *fakeEngine) send(s Snapshot) {
+	f.feed.Send(Update{TaskID: s.TaskID, Snap: s, Via: "poll", Done: s.Terminal()})
 }
 
-// get reads the poller's state under its lock.
-func get[T any](s *scripted, f func() T) T { s.mu.Lock(); defer s.mu.Unlock(); return f() }
+// get reads the fake's state under its lock.
+func get[T any](f *fakeEngine, fn func() T) T { f.mu.Lock(); defer f.mu.Unlock(); return fn() }
 
-// waitUntil waits for cond, re-checking whenever the poller was called, with a deadline.
-func (s *scripted) waitUntil(t *testing.T, what string, cond func() bool) {
+// waitUntil waits for cond, re-checking whenever the view sent a command, with a deadline.
+func (f *fakeEngine) waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
 	for !cond() {
 		select {
-		case <-s.changed:
+		case <-f.changed:
 		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }
 
+// scheduled is the update that says when task id is next polled.
+func scheduled(id string, next time.Time, interval time.Duration, source string) Update {
+	return Update{TaskID: id, NextPoll: next, Interval: interval, Source: source}
+}
+
+// batch applies updates to m as one batch from the feed.
+func batch(m Model, updates ...Update) Model {
+	m, _ = update(m, feedMsg{updates: updates, at: time.Now()})
+	return m
+}
+
 // runFake runs a real program over m inside a synctest bubble (no terminal, no signal
-// handler, fixed size). Its clock is the bubble's fake one, so intervals of seconds pass
-// at once and exactly. It returns the program and a channel with the final model.
+// handler, fixed size). Its clock is the bubble's fake one, so seconds of updates pass at
+// once and exactly. It returns the program and a channel with the final model.
 func runFake(t *testing.T, m Model) (*tea.Program, <-chan Model) {
 	t.Helper()
 	prog := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler(),

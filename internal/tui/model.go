@@ -1,19 +1,20 @@
 // Package tui is the watch view: a bubbletea model that shows one task in detail or many in a
 // table, live, and lets the user cancel a task or answer the input it asks for.
 //
-// The model does no I/O of its own. Everything it needs from the outside (a tasks/get, a
-// cancel, an answer) goes through the Poller the command layer gives it, so the view can be
-// driven by a scripted Poller in tests and never imports the transport, the ledger or
-// net/http. Polling is paced by the model: one tick per task, re-armed from the interval of the
-// latest answer, with a generation number so that a stale tick can never start a second poll
-// loop for the same task.
+// The view does no I/O and does not poll. Following tasks is the engine's job
+// (internal/follow, one engine for the plain printer, --jsonl and this view alike): the
+// command layer turns the engine's events into Updates and sends them through a Feed, which
+// coalesces them, however many arrive, into at most one message per frame; the view sends its
+// commands (cancel, answer) back through the Controller it was given. The table keeps its
+// rendered rows and rebuilds only those whose task changed, or all of them when the window
+// moves, so that a thousand tasks cost a few dozen rows a frame.
 package tui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -21,24 +22,23 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// Poller is everything the view may ask of the outside world. Implementations live in cmd.
-type Poller interface {
-	// Poll fetches the task's current state (one tasks/get or equivalent).
-	Poll(ctx context.Context, id string) (Snapshot, error)
-	// Cancel asks the server to cancel the task and returns the task as acknowledged.
-	Cancel(ctx context.Context, id string) (Snapshot, error)
+// Controller is everything the view may ask of the engine that follows its tasks.
+// Implementations live in the command layer. Each call returns at once; its outcome comes
+// back as Updates.
+type Controller interface {
+	// Cancel asks the server to cancel the task.
+	Cancel(id string)
 	// Answer answers one input request of the task with the spec's result object for its
 	// kind: an ElicitResult ({"action":"accept","content":{…}}, {"action":"decline"} or
-	// {"action":"cancel"}) or a ListRootsResult ({"roots":[…]}). For a request mcptask
-	// will not fulfil (sampling/createMessage, or a kind it does not know) the view passes
-	// {"action":"decline"}, and the implementation sends that kind's refusal (for a
-	// 2025-11-25 server→client request, a JSON-RPC error). The view calls Answer at most
-	// once per key unless the call fails.
-	Answer(ctx context.Context, id, key string, response json.RawMessage) error
+	// {"action":"cancel"}) or a ListRootsResult ({"roots":[…]}). For a request mcptask will
+	// not fulfil (sampling/createMessage, or a kind it does not know) the view passes
+	// {"action":"decline"}. The view calls Answer at most once per key unless an Update
+	// reports that the answer failed (Retry).
+	Answer(id, key string, response json.RawMessage)
 }
 
-// Snapshot is what the view knows of a task after a poll. Every string in it came from a
-// server and is stripped of terminal escapes before it is drawn.
+// Snapshot is what the view knows of a task. Every string in it came from a server and is
+// stripped of terminal escapes before it is drawn.
 type Snapshot struct {
 	TaskID        string
 	Tool, Server  string
@@ -53,10 +53,32 @@ type Snapshot struct {
 	Result        string         // a short summary once terminal
 }
 
-// PushMsg is a task update that arrived by push (a 2026-07-28 listen stream, a 2025-11-25
-// status notification) rather than by a poll. The command layer sends it into the program;
-// the view shows it like a poll answer, marked as pushed, and relaxes that task's polling.
-type PushMsg Snapshot
+// Update is one thing the engine reported about a task, in the view's terms. Every field is
+// optional: a zero field leaves what the view knew.
+type Update struct {
+	TaskID string
+	// Snap, when its Status is set, is the task's new state; Via says how it came ("poll",
+	// "push").
+	Snap Snapshot
+	Via  string
+	// NextPoll, Interval and Source are the schedule: when the next poll is due, the delay in
+	// use and why it has that value ("server's", "your --interval", a backoff, …).
+	NextPoll time.Time
+	Interval time.Duration
+	Source   string
+	// Failures and Err report a failed poll (the engine goes on); a Snap clears them.
+	Failures int
+	Err      string
+	// Note is shown under the task: an acknowledged cancel, an answer sent or refused.
+	Note string
+	// Answered keys are never offered again; Retry is a key whose answer failed, offered again.
+	Answered []string
+	Retry    string
+	// Done says the engine stopped following the task; Ended says why, when that is not a
+	// terminal status ("the server no longer knows this task", an error).
+	Done  bool
+	Ended string
+}
 
 // Terminal reports whether nothing more will happen to the task.
 func (s Snapshot) Terminal() bool {
@@ -81,9 +103,8 @@ type InputRequest struct {
 type Options struct {
 	// Now is the clock (fixed in golden tests).
 	Now func() time.Time
-	// MinInterval is the user's --interval: polling can only be slowed by it.
-	MinInterval time.Duration
-	// DefaultInterval is used when the server suggests none (2 s when zero).
+	// DefaultInterval is what "possibly stuck" counts in before any schedule arrived (2 s when
+	// zero).
 	DefaultInterval time.Duration
 	// NoColor renders without colours (NO_COLOR, TERM=dumb, goldens).
 	NoColor bool
@@ -92,7 +113,8 @@ type Options struct {
 	// StuckAfter is how many poll intervals without any change mark a task possibly stuck
 	// (10 when zero).
 	StuckAfter int
-	// DisableClock stops the one-second re-render tick (tests that count messages).
+	// DisableClock stops the once-a-second redraw while nothing arrives (tests that count
+	// messages).
 	DisableClock bool
 	// Server names the server in the header when every task shares it, so that the rows
 	// need not repeat it.
@@ -102,16 +124,15 @@ type Options struct {
 	Answered map[string][]string
 }
 
-// FPS is the frame rate programs running the view should use (tea.WithFPS). The view only
-// changes on polls, keys and a once-a-second clock, and bubbletea's default of 60 frames a
-// second costs about 2% of a core while idle; 15 keeps typing responsive at under 1%.
+// FPS is the frame rate programs running the view should use (tea.WithFPS), and the most
+// batches of updates a Feed delivers a second. The view only changes on updates, keys and a
+// once-a-second clock, and bubbletea's default of 60 frames a second costs about 2% of a core
+// while idle; 15 keeps typing responsive at under 1%.
 const FPS = 15
 
-const (
-	minInterval = 100 * time.Millisecond
-	maxInterval = 60 * time.Second
-	maxBackoff  = 60 * time.Second
-)
+// frame is the shortest time between two batches of updates: bubbletea draws the View after
+// every message, so one message per frame is at most one View per frame.
+const frame = time.Second / FPS
 
 // histEntry is one status or message change.
 type histEntry struct {
@@ -127,8 +148,6 @@ type task struct {
 	have     bool
 	history  []histEntry
 	changed  time.Time // last time status, message or lastUpdatedAt changed
-	gen      int       // generation of the armed tick
-	inFlight bool
 	failures int
 	lastErr  string
 	nextPoll time.Time
@@ -137,46 +156,35 @@ type task struct {
 	answered map[string]bool
 	note     string // last action result shown to the user
 	via      string // how the latest update came: "poll" or "push"
+	done     bool   // the engine stopped following it
+	ended    string // why, when not a terminal status
+	ver      uint64 // bumped on every change, for the row cache
 }
 
-// Messages.
-type (
-	tickMsg struct {
-		id  string
-		gen int
-	}
-	pollMsg struct {
-		id   string
-		snap Snapshot
-		err  error
-	}
-	cancelMsg struct {
-		id   string
-		snap Snapshot
-		err  error
-	}
-	answerMsg struct {
-		id, key string
-		err     error
-	}
-	clockMsg time.Time
-)
+// feedMsg is one batch of updates from the Feed; an empty one says a second passed with
+// nothing new, so the countdowns move on.
+type feedMsg struct {
+	updates []Update
+	at      time.Time
+}
 
-// chrome is the part of the view that is set up once: options, styles, keys and help. It
-// sits behind a pointer because bubbletea copies the Model into an interface on every
-// Update, and these alone are about 10 KB.
+// chrome is the part of the view that is set up once: options, styles, keys and help, and
+// the caches the view keeps between frames. It sits behind a pointer because bubbletea copies
+// the Model into an interface on every Update, and these alone are about 10 KB.
 type chrome struct {
-	opts Options
-	st   styles
-	keys keyMap
-	help help.Model
+	opts  Options
+	st    styles
+	keys  keyMap
+	help  help.Model
+	rows  rowCache
+	views atomic.Int64
 }
 
 // Model is the watch view. It implements tea.Model.
 type Model struct {
 	*chrome
-	p     Poller
-	ctx   context.Context
+	ctl   Controller
+	feed  *Feed
 	ids   []string
 	tasks map[string]*task
 
@@ -185,15 +193,17 @@ type Model struct {
 	confirm  bool // waiting for y/n on a cancel
 	showHelp bool
 	form     *inputForm
+	last     time.Time // when the last batch arrived
 
 	width, height int
 	detached      bool
 	done          bool
 }
 
-// New builds the view over ids. initial holds snapshots the command already has (the task
-// just created, or the last poll), so that the first frame is not empty.
-func New(p Poller, ids []string, initial map[string]Snapshot, opts Options) Model {
+// New builds the view over ids, driven by the updates sent through feed, with ctl to send
+// commands back. initial holds snapshots the command already has (the task just created), so
+// that the first frame is not empty.
+func New(ctl Controller, feed *Feed, ids []string, initial map[string]Snapshot, opts Options) Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -205,7 +215,7 @@ func New(p Poller, ids []string, initial map[string]Snapshot, opts Options) Mode
 	}
 	m := Model{
 		chrome: &chrome{opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(), help: help.New()},
-		p:      p, ctx: context.Background(), ids: ids, tasks: map[string]*task{}, width: 80, height: 24,
+		ctl:    ctl, feed: feed, ids: ids, tasks: map[string]*task{}, width: 80, height: 24,
 		detail: len(ids) == 1,
 	}
 	if opts.NoColor {
@@ -213,9 +223,9 @@ func New(p Poller, ids []string, initial map[string]Snapshot, opts Options) Mode
 	}
 	now := opts.Now()
 	for _, id := range ids {
-		t := &task{id: id, answered: map[string]bool{}, changed: now}
+		t := &task{id: id, changed: now}
 		for _, k := range opts.Answered[id] {
-			t.answered[k] = true
+			t.answer(k)
 		}
 		if s, ok := initial[id]; ok {
 			m.apply(t, s, now)
@@ -224,10 +234,6 @@ func New(p Poller, ids []string, initial map[string]Snapshot, opts Options) Mode
 	}
 	return m
 }
-
-// WithContext returns the model with the context its Poller calls get; cancelling it stops
-// calls in flight when the program ends.
-func (m Model) WithContext(ctx context.Context) Model { m.ctx = ctx; return m }
 
 // Outcomes returns the last snapshot of every task.
 func (m Model) Outcomes() map[string]Snapshot {
@@ -245,81 +251,29 @@ func (m Model) Outcomes() map[string]Snapshot {
 // Detached reports whether the user left with q or ctrl+c while tasks were still running.
 func (m Model) Detached() bool { return m.detached }
 
-// Init starts one poll loop per task and the clock.
+// Views reports how many frames the view has drawn: at most one per batch, key or resize.
+func (m Model) Views() int64 { return m.views.Load() }
+
+// Init waits for the first batch of updates.
 func (m Model) Init() tea.Cmd {
-	var cmds []tea.Cmd
-	for _, id := range m.ids {
-		t := m.tasks[id]
-		if t.have && t.snap.Terminal() {
-			continue
-		}
-		if t.have {
-			cmds = append(cmds, m.arm(t, m.intervalFor(t)))
-		} else {
-			t.inFlight = true
-			cmds = append(cmds, m.pollCmd(id))
-		}
-	}
 	if m.allDone() {
 		return tea.Quit
 	}
-	if !m.opts.DisableClock {
-		cmds = append(cmds, clock())
-	}
-	return tea.Batch(cmds...)
+	return m.next()
 }
 
-func clock() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
-}
-
-// intervalFor picks the delay before t's next poll and records why: the server's suggestion
-// clamped to [100 ms, 60 s] (or the default when it gave none), never faster than --interval,
-// and after failed polls an exponential backoff from that delay, capped at 60 s.
-func (m Model) intervalFor(t *task) time.Duration {
-	d, src := m.opts.DefaultInterval, "default"
-	if t.snap.PollInterval > 0 {
-		// C25-TASKS §Getting Tasks, EXT §Task Polling: the client SHOULD poll at the
-		// server's pollInterval and re-read it on every response, since it may change.
-		d, src = t.snap.PollInterval, "server's"
+// next waits for the next batch of updates from the feed (or a second of nothing, for the
+// countdowns), at most one a frame.
+func (m Model) next() tea.Cmd {
+	if m.feed == nil {
+		return nil
 	}
-	d = min(max(d, minInterval), maxInterval)
-	if m.opts.MinInterval > d {
-		d, src = m.opts.MinInterval, "your --interval"
+	clock := time.Second
+	if m.opts.DisableClock {
+		clock = 0
 	}
-	if t.failures > 0 {
-		// Doubling from at least a second: a server that is down gets fewer requests the
-		// longer it stays down. Up to a fifth is taken off at random so that many tasks
-		// failing together (one server restarting) do not all retry in the same instant.
-		b := min(max(d, time.Second)<<min(t.failures, 6), maxBackoff)
-		b -= time.Duration(rand.Int64N(int64(b)/5 + 1))
-		if b > d {
-			d = b
-			src = fmt.Sprintf("backed off after %d failed poll", t.failures)
-			if t.failures > 1 {
-				src += "s"
-			}
-		}
-	}
-	t.source = src
-	return d
-}
-
-// arm schedules t's next poll, replacing any tick armed before (its generation is stale).
-func (m Model) arm(t *task, d time.Duration) tea.Cmd {
-	t.gen++
-	t.interval = d
-	t.nextPoll = m.opts.Now().Add(d)
-	id, gen := t.id, t.gen
-	return tea.Tick(d, func(time.Time) tea.Msg { return tickMsg{id: id, gen: gen} })
-}
-
-func (m Model) pollCmd(id string) tea.Cmd {
-	ctx, p := m.ctx, m.p
-	return func() tea.Msg {
-		s, err := p.Poll(ctx, id)
-		return pollMsg{id: id, snap: s, err: err}
-	}
+	feed, last := m.feed, m.last
+	return func() tea.Msg { return feed.wait(last, clock) }
 }
 
 // apply records a new snapshot, extending the history on every status or message change.
@@ -334,13 +288,24 @@ func (m Model) apply(t *task, s Snapshot, now time.Time) {
 	if s.Server == "" {
 		s.Server = prev.Server
 	}
+	if s.Protocol == "" {
+		s.Protocol = prev.Protocol
+	}
+	if s.Result == "" && s.Status == prev.Status {
+		s.Result = prev.Result
+	}
 	at := now
 	if lu := s.LastUpdatedAt; !lu.IsZero() && !lu.After(now) &&
 		(len(t.history) == 0 || !lu.Before(t.history[len(t.history)-1].At)) {
 		at = lu
 	}
+	if !t.have || s.Status != prev.Status {
+		m.rows.statusStamp++
+	}
 	if !t.have || s.Status != prev.Status || s.StatusMessage != prev.StatusMessage {
-		t.history = append(t.history, histEntry{At: at, Status: s.Status, Message: s.StatusMessage})
+		// The history keeps its own copies: a snapshot's strings share one block with the rest
+		// of the answer they came in, which the history would otherwise keep alive for good.
+		t.history = append(t.history, histEntry{At: at, Status: statusName(s.Status), Message: strings.Clone(s.StatusMessage)})
 		t.changed = at
 	} else if !s.LastUpdatedAt.Equal(prev.LastUpdatedAt) {
 		t.changed = at
@@ -349,9 +314,72 @@ func (m Model) apply(t *task, s Snapshot, now time.Time) {
 	t.have = true
 }
 
+// statusName returns the status as one of the spec's constants when it is one, so that no
+// copy of it is kept per task.
+func statusName(s string) string {
+	for _, c := range []string{"working", "input_required", "completed", "failed", "cancelled", "expired"} {
+		if s == c {
+			return c
+		}
+	}
+	return strings.Clone(s)
+}
+
+// update applies one Update to its task.
+func (m *Model) update(u Update, now time.Time) {
+	t := m.tasks[u.TaskID]
+	if t == nil {
+		return
+	}
+	t.ver++
+	if u.Snap.Status != "" && !(t.have && t.snap.Terminal() && !u.Snap.Terminal()) {
+		m.apply(t, u.Snap, now)
+		t.failures, t.lastErr = 0, ""
+		if u.Via != "" {
+			t.via = u.Via
+		}
+	}
+	if u.Interval > 0 || !u.NextPoll.IsZero() {
+		t.nextPoll, t.interval, t.source = u.NextPoll, u.Interval, u.Source
+	}
+	if u.Err != "" {
+		t.failures, t.lastErr = u.Failures, u.Err
+	}
+	if u.Note != "" {
+		t.note = u.Note
+	}
+	for _, k := range u.Answered {
+		t.answer(k)
+	}
+	if u.Retry != "" {
+		delete(t.answered, u.Retry) // let the user try again
+	}
+	if u.Done {
+		t.done, t.ended = true, u.Ended
+		t.nextPoll = time.Time{}
+	}
+	if (t.done || t.snap.Terminal()) && m.form != nil && m.form.id == t.id {
+		// Nothing can be answered any more; keeping the form would also keep the program
+		// from quitting.
+		m.form = nil
+		t.note = "the task ended before the input was sent"
+	}
+}
+
+// answer marks key answered. The set is made on first use: most of a thousand tasks never ask.
+func (t *task) answer(key string) {
+	if t.answered == nil {
+		t.answered = map[string]bool{}
+	}
+	t.answered[key] = true
+}
+
+// finished reports whether nothing more will be followed of t.
+func (t *task) finished() bool { return t.done || (t.have && t.snap.Terminal()) }
+
 func (m Model) allDone() bool {
 	for _, t := range m.tasks {
-		if !t.have || !t.snap.Terminal() {
+		if !t.finished() {
 			return false
 		}
 	}
@@ -368,62 +396,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.form.resize(msg.Width)
 		}
 		return m, nil
-	case clockMsg:
+	case feedMsg:
+		m.last = msg.at
+		now := m.opts.Now()
+		for _, u := range msg.updates {
+			m.update(u, now)
+		}
 		if m.done {
 			return m, nil
 		}
-		return m, clock()
-	case tickMsg:
-		t := m.tasks[msg.id]
-		if t == nil || msg.gen != t.gen || t.inFlight || (t.have && t.snap.Terminal()) {
-			return m, nil // stale or superseded: never a second loop
+		if q := m.quitIfDone(); q != nil {
+			return m, q
 		}
-		t.inFlight = true
-		return m, m.pollCmd(msg.id)
-	case PushMsg:
-		return m.onPush(Snapshot(msg))
-	case pollMsg:
-		return m.onPoll(msg)
-	case cancelMsg:
-		t := m.tasks[msg.id]
-		if t == nil {
-			return m, nil
-		}
-		if msg.err != nil {
-			t.note = "cancel failed: " + msg.err.Error()
-			return m, nil
-		}
-		t.note = "cancellation requested"
-		// EXT §Task Cancellation: the acknowledgement "does not mean the task is cancelled";
-		// it may still end completed or failed, so polling goes on until a terminal status.
-		if msg.snap.Status != "" {
-			m.apply(t, msg.snap, m.opts.Now())
-		}
-		if t.snap.Terminal() {
-			return m, m.quitIfDone()
-		}
-		if !t.inFlight {
-			return m, m.arm(t, 0)
-		}
-		return m, nil
-	case answerMsg:
-		t := m.tasks[msg.id]
-		if t == nil {
-			return m, nil
-		}
-		if msg.err != nil {
-			delete(t.answered, msg.key) // let the user try again
-			t.note = "answer to " + msg.key + " failed: " + msg.err.Error()
-			return m, nil
-		}
-		t.note = "answered " + msg.key
-		if t.have && t.snap.Terminal() {
-			return m, m.quitIfDone()
-		}
-		if !t.inFlight {
-			return m, m.arm(t, 0) // see the effect at once
-		}
-		return m, nil
+		return m, m.next()
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
@@ -433,59 +418,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
-}
-
-// onPush applies a pushed update. Polling stays as the safety net, re-armed at a relaxed rate
-// (five times the interval) unless a poll is already in flight.
-func (m Model) onPush(s Snapshot) (tea.Model, tea.Cmd) {
-	t := m.tasks[s.TaskID]
-	if t == nil || (t.have && t.snap.Terminal()) {
-		return m, nil
-	}
-	m.apply(t, s, m.opts.Now())
-	t.via = "push"
-	if t.snap.Terminal() {
-		t.gen++
-		t.nextPoll = time.Time{}
-		if m.form != nil && m.form.id == t.id {
-			m.form = nil
-			t.note = "the task ended before the input was sent"
-		}
-		return m, m.quitIfDone()
-	}
-	if t.inFlight {
-		return m, nil
-	}
-	return m, m.arm(t, min(5*m.intervalFor(t), maxInterval))
-}
-
-func (m Model) onPoll(msg pollMsg) (tea.Model, tea.Cmd) {
-	t := m.tasks[msg.id]
-	if t == nil {
-		return m, nil
-	}
-	t.inFlight = false
-	now := m.opts.Now()
-	if msg.err != nil {
-		t.failures++
-		t.lastErr = msg.err.Error()
-		return m, m.arm(t, m.intervalFor(t))
-	}
-	t.failures, t.lastErr = 0, ""
-	m.apply(t, msg.snap, now)
-	t.via = "poll"
-	if t.snap.Terminal() {
-		t.gen++ // disarm
-		t.nextPoll = time.Time{}
-		if m.form != nil && m.form.id == t.id {
-			// Nothing can be answered any more; keeping the form would also keep the
-			// program from quitting.
-			m.form = nil
-			t.note = "the task ended before the input was sent"
-		}
-		return m, m.quitIfDone()
-	}
-	return m, m.arm(t, m.intervalFor(t))
 }
 
 func (m *Model) quitIfDone() tea.Cmd {
@@ -520,10 +452,11 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			// and SHOULD track keys already answered"; the key is marked before the call so
 			// that a poll landing meanwhile cannot offer it again.
 			if t != nil && !t.answered[done.key] {
-				t.answered[done.key] = true
-				ctx, p := m.ctx, m.p
-				id, k, resp := done.id, done.key, done.response
-				return m, func() tea.Msg { return answerMsg{id: id, key: k, err: p.Answer(ctx, id, k, resp)} }
+				t.answer(done.key)
+				t.note = "answering " + done.key + "…"
+				t.ver++
+				ctl, id, k, resp := m.ctl, done.id, done.key, done.response
+				return m, func() tea.Msg { ctl.Answer(id, k, resp); return nil }
 			}
 			return m, nil
 		}
@@ -540,11 +473,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				return m, nil
 			}
 			t.note = "cancelling…"
-			ctx, p, id := m.ctx, m.p, t.id
-			return m, func() tea.Msg {
-				s, err := p.Cancel(ctx, id)
-				return cancelMsg{id: id, snap: s, err: err}
-			}
+			t.ver++
+			ctl, id := m.ctl, t.id
+			return m, func() tea.Msg { ctl.Cancel(id); return nil }
 		}
 		return m, nil
 	}
@@ -568,7 +499,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.detail = false
 		}
 	case key.Matches(msg, m.keys.Cancel):
-		if t := m.selected(); t != nil && !t.snap.Terminal() {
+		if t := m.selected(); t != nil && !t.finished() {
 			m.confirm = true
 		}
 	case key.Matches(msg, m.keys.Answer):

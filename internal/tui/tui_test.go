@@ -2,7 +2,6 @@ package tui
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,14 +17,14 @@ import (
 // TTL left and the history with the time spent in each status.
 func TestDetailGolden(t *testing.T) {
 	now := t0
-	m := New(newScripted(), []string{"task-1"}, nil, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
+	m := New(newFake(), nil, []string{"task-1"}, nil, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
 	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 30})
 	base := Snapshot{TaskID: "task-1", Tool: "sleep", Server: "http://127.0.0.1:8080/mcp", Protocol: "2026-07-28", CreatedAt: t0, TTL: ttl(time.Hour), PollInterval: 2 * time.Second}
 	step := func(d time.Duration, status, msg string) {
 		now = now.Add(d)
 		s := base
 		s.Status, s.StatusMessage, s.LastUpdatedAt = status, msg, now.Add(-300*time.Millisecond)
-		m, _ = update(m, pollMsg{id: "task-1", snap: s})
+		m = batch(m, Update{TaskID: "task-1", Snap: s, Via: "poll", NextPoll: now.Add(2 * time.Second), Interval: 2 * time.Second, Source: "server's"})
 	}
 	step(0, "working", "step 1/3")
 	step(2*time.Second, "working", "step 2/3")
@@ -69,29 +68,32 @@ func TestStatusGoldens(t *testing.T) {
 					{Key: "login", Kind: "elicitation/create", Mode: "url", Message: "Sign in to continue"},
 				}
 			}
-			m := New(newScripted(), []string{s.TaskID}, map[string]Snapshot{s.TaskID: s}, Options{Now: clock, NoColor: true, DisableClock: true})
-			m.Init() // arms the first tick, so the countdown shows
+			m := New(newFake(), nil, []string{s.TaskID}, map[string]Snapshot{s.TaskID: s}, Options{Now: clock, NoColor: true, DisableClock: true})
+			if !s.Terminal() { // the engine's schedule, so the countdown shows
+				m = batch(m, scheduled(s.TaskID, now.Add(5*time.Second), 5*time.Second, "server's"))
+			}
 			frame(status, m)
 		}
 
 		// Stuck: nothing changed for 12 intervals of 5 s.
 		stuck := Snapshot{TaskID: "stuck", Tool: "build", Status: "working", StatusMessage: "compiling", CreatedAt: t0, LastUpdatedAt: t0.Add(9 * time.Minute), PollInterval: 5 * time.Second}
-		m := New(newScripted(), []string{"stuck"}, map[string]Snapshot{"stuck": stuck}, Options{Now: clock, NoColor: true, DisableClock: true})
-		m.Init()
+		m := New(newFake(), nil, []string{"stuck"}, map[string]Snapshot{"stuck": stuck}, Options{Now: clock, NoColor: true, DisableClock: true})
+		m = batch(m, scheduled("stuck", now.Add(5*time.Second), 5*time.Second, "server's"))
 		frame("stuck", m)
 
 		// TTL nearly spent: 30 s of an hour left.
 		late := Snapshot{TaskID: "late", Tool: "build", Status: "working", StatusMessage: "almost", CreatedAt: now.Add(-time.Hour + 30*time.Second), LastUpdatedAt: now, TTL: ttl(time.Hour), PollInterval: 5 * time.Second}
-		m = New(newScripted(), []string{"late"}, map[string]Snapshot{"late": late}, Options{Now: clock, NoColor: true, DisableClock: true, Server: "stdio: ./server"})
-		m.Init()
+		m = New(newFake(), nil, []string{"late"}, map[string]Snapshot{"late": late}, Options{Now: clock, NoColor: true, DisableClock: true, Server: "stdio: ./server"})
+		m = batch(m, scheduled("late", now.Add(5*time.Second), 5*time.Second, "server's"))
 		frame("ttl", m)
 
-		// Backing off after failed polls.
-		m = New(newScripted(), []string{"late"}, map[string]Snapshot{"late": late}, Options{Now: clock, NoColor: true, DisableClock: true})
-		m, _ = update(m, pollMsg{id: "late", err: errors.New("dial tcp 127.0.0.1:8080: connection refused")})
-		m, _ = update(m, pollMsg{id: "late", err: errors.New("dial tcp 127.0.0.1:8080: connection refused")})
-		m.tasks["late"].nextPoll = now.Add(3 * time.Second) // the jitter is random; pin it
-		m.tasks["late"].interval = 4 * time.Second
+		// Backing off after failed polls: the engine reports each failure and the backoff.
+		m = New(newFake(), nil, []string{"late"}, map[string]Snapshot{"late": late}, Options{Now: clock, NoColor: true, DisableClock: true})
+		fail := func(n int, d time.Duration) Update {
+			return Update{TaskID: "late", Err: "dial tcp 127.0.0.1:8080: connection refused", Failures: n, NextPoll: now.Add(d), Interval: 4 * time.Second, Source: fmt.Sprintf("backed off after %d failed polls", n)}
+		}
+		m = batch(m, fail(1, 2*time.Second))
+		m = batch(m, fail(2, 3*time.Second))
 		frame("backoff", m)
 
 		// The form, in the schema's property order, after a submit with a required field empty.
@@ -122,9 +124,11 @@ func tableModel(opts Options) Model {
 	now := t0.Add(90 * time.Second)
 	opts.Now = func() time.Time { return now }
 	opts.NoColor, opts.DisableClock = true, true
-	m := New(newScripted(), ids, initial, opts)
-	m.Init()
-	return m
+	m := New(newFake(), nil, ids, initial, opts)
+	return batch(m, // the engine's schedule: the server's interval, or the default
+		scheduled("a1", now.Add(time.Second), time.Second, "server's"),
+		scheduled("b2", now.Add(2*time.Second), 2*time.Second, "default"),
+		scheduled("d4", now.Add(2*time.Second), 2*time.Second, "default"))
 }
 
 // TestTableGolden: the many-task table at 80 and 120 columns, and narrow terminals that drop
@@ -183,7 +187,7 @@ func TestTableWindow(t *testing.T) {
 		ids[i] = fmt.Sprintf("task-%04d", i)
 		initial[ids[i]] = Snapshot{TaskID: ids[i], Status: "working"}
 	}
-	m := New(newScripted(), ids, initial, Options{NoColor: true, DisableClock: true})
+	m := New(newFake(), nil, ids, initial, Options{NoColor: true, DisableClock: true})
 	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 20})
 	for range 500 {
 		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
@@ -197,69 +201,49 @@ func TestTableWindow(t *testing.T) {
 	}
 }
 
-// TestStaleTickIsDropped: a tick from an older generation, or one that arrives while a poll is
-// in flight, returns no command, so it can never start a second poll loop.
-func TestStaleTickIsDropped(t *testing.T) {
-	m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working"}}, Options{DisableClock: true})
-	m.Init() // arms generation 1
-	tk := m.tasks["t"]
-	if tk.gen != 1 {
-		t.Fatalf("gen %d after Init, want 1", tk.gen)
+// TestRowCache: a frame of the table rebuilds only the rows whose task changed, all of them
+// when the columns change, and the new ones when the window moves; what it draws is what a
+// fresh render draws.
+func TestRowCache(t *testing.T) {
+	ids := make([]string, 1000)
+	initial := map[string]Snapshot{}
+	for i := range ids {
+		ids[i] = fmt.Sprintf("task-%04d", i)
+		initial[ids[i]] = Snapshot{TaskID: ids[i], Status: "working", StatusMessage: "step 1", CreatedAt: t0}
 	}
-	if _, cmd := update(m, tickMsg{id: "t", gen: 0}); cmd != nil {
-		t.Errorf("a stale tick started a poll")
+	now := t0.Add(time.Minute)
+	m := New(newFake(), nil, ids, initial, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	builds := func() int { n := m.rows.builds; m.rows.builds = 0; return n }
+	first := m.View().Content
+	if n := builds(); n == 0 || n > 30 {
+		t.Fatalf("the first frame built %d rows; want the visible ones only", n)
 	}
-	if _, cmd := update(m, tickMsg{id: "nobody", gen: 1}); cmd != nil {
-		t.Errorf("a tick for an unknown task started a poll")
+	if again := m.View().Content; again != first || builds() != 0 {
+		t.Errorf("an unchanged frame rebuilt rows or drew something else")
 	}
-	_, cmd := update(m, tickMsg{id: "t", gen: 1})
-	if cmd == nil || !tk.inFlight {
-		t.Fatalf("the current tick must start a poll")
+	m = batch(m, Update{TaskID: "task-0003", Snap: Snapshot{TaskID: "task-0003", Status: "working", StatusMessage: "step 2", CreatedAt: t0}})
+	m = batch(m, Update{TaskID: "task-0900", Snap: Snapshot{TaskID: "task-0900", Status: "completed", CreatedAt: t0}}) // off screen
+	c := m.View().Content
+	if n := builds(); n != 1 || !strings.Contains(c, "step 2") || !strings.Contains(c, "1 done") {
+		t.Errorf("one visible task changed: %d rows rebuilt\n%s", n, c)
 	}
-	if _, cmd := update(m, tickMsg{id: "t", gen: 1}); cmd != nil {
-		t.Errorf("a second tick while a poll is in flight started another")
+	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
+	if m.View(); builds() != 2 {
+		t.Errorf("moving the cursor must rebuild the two rows it moved between")
 	}
-	m, _ = update(m, pollMsg{id: "t", snap: Snapshot{TaskID: "t", Status: "working"}})
-	if tk.gen != 2 || tk.inFlight {
-		t.Fatalf("after the answer: gen %d in flight %v, want 2 and false", tk.gen, tk.inFlight)
+	for range 40 {
+		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-	if _, cmd := update(m, tickMsg{id: "t", gen: 1}); cmd != nil {
-		t.Errorf("the previous generation's tick started a poll")
+	cached := m.View().Content
+	builds()
+	m.rows.reset("") // forget everything: a fresh render
+	if fresh := m.View().Content; fresh != cached {
+		t.Errorf("the cached frame differs from a fresh one:\n%s\n---\n%s", cached, fresh)
 	}
-}
-
-// TestIntervalChoice: the server's interval is clamped, the default fills in, --interval only
-// slows, and failures back off exponentially to at most a minute.
-func TestIntervalChoice(t *testing.T) {
-	tests := []struct {
-		name     string
-		server   time.Duration
-		user     time.Duration
-		failures int
-		lo, hi   time.Duration
-		source   string
-	}{
-		{"server's", 3 * time.Second, 0, 0, 3 * time.Second, 3 * time.Second, "server's"},
-		{"none given", 0, 0, 0, 2 * time.Second, 2 * time.Second, "default"},
-		{"too fast", time.Millisecond, 0, 0, 100 * time.Millisecond, 100 * time.Millisecond, "server's"},
-		{"too slow", time.Hour, 0, 0, time.Minute, time.Minute, "server's"},
-		{"user slows", time.Second, 5 * time.Second, 0, 5 * time.Second, 5 * time.Second, "your --interval"},
-		{"user cannot speed up", 10 * time.Second, 5 * time.Second, 0, 10 * time.Second, 10 * time.Second, "server's"},
-		{"one failure", 200 * time.Millisecond, 0, 1, 1600 * time.Millisecond, 2 * time.Second, "backed off after 1 failed poll"},
-		{"three failures", 200 * time.Millisecond, 0, 3, 6400 * time.Millisecond, 8 * time.Second, "backed off after 3 failed polls"},
-		{"from a long interval", 5 * time.Second, 0, 1, 8 * time.Second, 10 * time.Second, "backed off after 1 failed poll"},
-		{"capped", time.Second, 0, 30, 48 * time.Second, time.Minute, "backed off after 30 failed polls"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := New(newScripted(), []string{"t"}, nil, Options{MinInterval: tt.user})
-			tk := m.tasks["t"]
-			tk.snap.PollInterval, tk.failures = tt.server, tt.failures
-			d := m.intervalFor(tk)
-			if d < tt.lo || d > tt.hi || tk.source != tt.source {
-				t.Errorf("interval %s from %q, want [%s, %s] from %q", d, tk.source, tt.lo, tt.hi, tt.source)
-			}
-		})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 90, Height: 30})
+	if m.View(); builds() < 20 {
+		t.Errorf("new columns must rebuild every visible row")
 	}
 }
 
@@ -267,7 +251,7 @@ func TestIntervalChoice(t *testing.T) {
 func TestUpdateMessages(t *testing.T) {
 	working := Snapshot{TaskID: "t", Status: "working", PollInterval: time.Hour}
 	newModel := func() Model {
-		return New(newScripted(), []string{"t"}, map[string]Snapshot{"t": working}, Options{Now: func() time.Time { return t0 }, NoColor: true})
+		return New(newFake(), NewFeed(), []string{"t"}, map[string]Snapshot{"t": working}, Options{Now: func() time.Time { return t0 }, NoColor: true})
 	}
 
 	t.Run("window size", func(t *testing.T) {
@@ -276,60 +260,61 @@ func TestUpdateMessages(t *testing.T) {
 			t.Errorf("size %dx%d cmd %v", m.width, m.height, cmd != nil)
 		}
 	})
-	t.Run("clock re-arms until done", func(t *testing.T) {
+	t.Run("a batch re-arms the wait until done", func(t *testing.T) {
 		m := newModel()
-		if _, cmd := update(m, clockMsg(t0)); cmd == nil {
-			t.Errorf("the clock stopped while the view runs")
+		if _, cmd := update(m, feedMsg{}); cmd == nil {
+			t.Errorf("the view stopped listening while it runs")
 		}
 		m.done = true
-		if _, cmd := update(m, clockMsg(t0)); cmd != nil {
-			t.Errorf("the clock kept ticking after the end")
+		if _, cmd := update(m, feedMsg{}); cmd != nil {
+			t.Errorf("the view kept listening after the end")
 		}
 	})
 	t.Run("poll error keeps the view", func(t *testing.T) {
-		m, cmd := update(newModel(), pollMsg{id: "t", err: errors.New("boom")})
+		m, cmd := update(newModel(), feedMsg{updates: []Update{{TaskID: "t", Err: "boom", Failures: 1}}})
 		if cmd == nil || m.done || m.tasks["t"].failures != 1 {
-			t.Errorf("a failed poll must re-arm and never end the view (failures %d)", m.tasks["t"].failures)
+			t.Errorf("a failed poll must never end the view (failures %d)", m.tasks["t"].failures)
 		}
 		if !strings.Contains(m.View().Content, "poll failed 1 time(s): boom") {
 			t.Errorf("the failure is not shown:\n%s", m.View().Content)
 		}
+		if m = batch(m, Update{TaskID: "t", Snap: working}); m.tasks["t"].failures != 0 || strings.Contains(m.View().Content, "poll failed") {
+			t.Errorf("a good answer clears the failure")
+		}
 	})
 	t.Run("cancel failure is shown", func(t *testing.T) {
-		m, _ := update(newModel(), cancelMsg{id: "t", err: errors.New("tasks/cancel: -32602 task is terminal")})
+		m := batch(newModel(), Update{TaskID: "t", Note: "cancel failed: tasks/cancel: -32602 task is terminal"})
 		if !strings.Contains(m.View().Content, "cancel failed: tasks/cancel: -32602") {
 			t.Errorf("not shown:\n%s", m.View().Content)
 		}
 	})
-	t.Run("cancel acknowledged without a task keeps polling", func(t *testing.T) {
-		m := newModel()
-		gen := m.tasks["t"].gen
-		m, cmd := update(m, cancelMsg{id: "t"})
-		if cmd == nil || m.tasks["t"].gen == gen || m.tasks["t"].snap.Status != "working" {
-			t.Errorf("a bare acknowledgement must re-poll at once (gen %d→%d)", gen, m.tasks["t"].gen)
-		}
-	})
 	t.Run("cancelled ends the view", func(t *testing.T) {
-		m, cmd := update(newModel(), cancelMsg{id: "t", snap: Snapshot{TaskID: "t", Status: "cancelled"}})
+		m, cmd := update(newModel(), feedMsg{updates: []Update{{TaskID: "t", Snap: Snapshot{TaskID: "t", Status: "cancelled"}, Done: true}}})
 		if !m.done || !isQuit(cmd) {
 			t.Errorf("a cancelled last task must quit")
+		}
+	})
+	t.Run("a follow that stopped ends the view and says why", func(t *testing.T) {
+		m, cmd := update(newModel(), feedMsg{updates: []Update{{TaskID: "t", Done: true, Ended: "following stopped: malformed response from server"}}})
+		if !m.done || !isQuit(cmd) || !strings.Contains(m.View().Content, "following stopped: malformed") || !strings.Contains(m.View().Content, "polling     stopped") {
+			t.Errorf("done %v:\n%s", m.done, m.View().Content)
 		}
 	})
 	t.Run("failed answer can be retried", func(t *testing.T) {
 		m := newModel()
 		m.tasks["t"].snap.Inputs = []InputRequest{{Key: "k", Kind: "roots/list"}}
-		m.tasks["t"].answered["k"] = true
-		m, _ = update(m, answerMsg{id: "t", key: "k", err: errors.New("timeout")})
+		m.tasks["t"].answer("k")
+		m = batch(m, Update{TaskID: "t", Retry: "k", Note: "answer to k failed: timeout"})
 		if _, ok := m.pending(m.tasks["t"]); !ok || !strings.Contains(m.View().Content, "answer to k failed: timeout") {
 			t.Errorf("a failed answer must be offered again and explained:\n%s", m.View().Content)
 		}
 	})
-	t.Run("answer to a finished task quits", func(t *testing.T) {
+	t.Run("keys the engine answered are not offered", func(t *testing.T) {
 		m := newModel()
-		m.tasks["t"].snap.Status = "completed"
-		m, cmd := update(m, answerMsg{id: "t", key: "k"})
-		if !m.done || !isQuit(cmd) {
-			t.Errorf("the view must not hang once everything is terminal")
+		m.tasks["t"].snap.Inputs = []InputRequest{{Key: "k", Kind: "roots/list"}}
+		m = batch(m, Update{TaskID: "t", Answered: []string{"k"}, Note: "answered k"})
+		if _, ok := m.pending(m.tasks["t"]); ok || !strings.Contains(m.View().Content, "answered k") {
+			t.Errorf("an answered key must not be offered:\n%s", m.View().Content)
 		}
 	})
 	t.Run("help", func(t *testing.T) {
@@ -348,13 +333,13 @@ func TestUpdateMessages(t *testing.T) {
 	t.Run("already answered keys are not offered", func(t *testing.T) {
 		in := working
 		in.Inputs = []InputRequest{{Key: "old", Kind: "roots/list"}, {Key: "new", Kind: "roots/list"}}
-		m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": in}, Options{Answered: map[string][]string{"t": {"old"}}})
+		m := New(newFake(), nil, []string{"t"}, map[string]Snapshot{"t": in}, Options{Answered: map[string][]string{"t": {"old"}}})
 		if got, _ := m.pending(m.tasks["t"]); got.Key != "new" {
 			t.Errorf("offered %q; the ledger says old was answered", got.Key)
 		}
 	})
 	t.Run("all terminal at start", func(t *testing.T) {
-		m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "completed"}}, Options{})
+		m := New(newFake(), nil, []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "completed"}}, Options{})
 		if !isQuit(m.Init()) {
 			t.Errorf("Init must quit when there is nothing to watch")
 		}
@@ -474,11 +459,11 @@ func TestNonFormRequests(t *testing.T) {
 func TestEscapesNeverReachTheFrame(t *testing.T) {
 	const evil = "\x1b[2J\x1b]0;pwned\x07red\x1b[31m\x9b31m"
 	for _, noColor := range []bool{true, false} {
-		m := New(newScripted(), []string{"t", "u\x1b[5m"}, map[string]Snapshot{
+		m := New(newFake(), nil, []string{"t", "u\x1b[5m"}, map[string]Snapshot{
 			"t":        {TaskID: "t", Tool: evil, Server: evil, Status: "input_required", StatusMessage: evil, CreatedAt: t0, Inputs: []InputRequest{{Key: evil, Kind: evil, Message: evil}}},
 			"u\x1b[5m": {TaskID: "u", Status: "failed", Result: evil, StatusMessage: evil},
 		}, Options{Now: func() time.Time { return t0 }, NoColor: noColor, Server: evil})
-		m, _ = update(m, pollMsg{id: "t", err: errors.New(evil)})
+		m = batch(m, Update{TaskID: "t", Err: evil, Failures: 1, Note: evil}, Update{TaskID: "u\x1b[5m", Done: true, Ended: evil})
 		frames := []string{m.View().Content}
 		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEnter})
 		frames = append(frames, m.View().Content)
@@ -522,24 +507,23 @@ func TestAskModel(t *testing.T) {
 	}
 }
 
-// TestPushMsg: a pushed update is shown as pushed, relaxes that task's polling, and a pushed
-// terminal status ends the view.
-func TestPushMsg(t *testing.T) {
+// TestPushedUpdate: an update that came by push is shown as pushed, with the relaxed
+// schedule the engine chose, and a pushed terminal status ends the view.
+func TestPushedUpdate(t *testing.T) {
 	now := t0
-	m := New(newScripted(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working", PollInterval: time.Second, CreatedAt: t0}},
+	m := New(newFake(), NewFeed(), []string{"t"}, map[string]Snapshot{"t": {TaskID: "t", Status: "working", PollInterval: time.Second, CreatedAt: t0}},
 		Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
-	m.Init()
-	mm, cmd := m.Update(PushMsg{TaskID: "t", Status: "working", StatusMessage: "pushed step", PollInterval: time.Second, CreatedAt: t0, LastUpdatedAt: t0})
-	m = mm.(Model)
+	m = batch(m, Update{TaskID: "t", Via: "push", Snap: Snapshot{TaskID: "t", Status: "working", StatusMessage: "pushed step", PollInterval: time.Second, CreatedAt: t0, LastUpdatedAt: t0},
+		NextPoll: now.Add(10 * time.Second), Interval: 10 * time.Second, Source: "relaxed while updates come by push"})
 	tk := m.tasks["t"]
-	if cmd == nil || tk.interval != 5*time.Second || tk.via != "push" || tk.snap.StatusMessage != "pushed step" {
+	if tk.interval != 10*time.Second || tk.via != "push" || tk.snap.StatusMessage != "pushed step" {
 		t.Fatalf("after a push: interval %s via %q message %q", tk.interval, tk.via, tk.snap.StatusMessage)
 	}
-	if !strings.Contains(m.render(), "(by push)") {
-		t.Errorf("the view does not say the update was pushed:\n%s", m.render())
+	if r := m.render(); !strings.Contains(r, "(by push)") || !strings.Contains(r, "in 10s (every 10s, relaxed while updates come by push)") {
+		t.Errorf("the view does not say the update was pushed:\n%s", r)
 	}
-	_, cmd = m.Update(PushMsg{TaskID: "t", Status: "completed", CreatedAt: t0, LastUpdatedAt: t0})
-	if cmd == nil || fmt.Sprintf("%T", cmd()) != "tea.QuitMsg" {
+	_, cmd := m.Update(feedMsg{updates: []Update{{TaskID: "t", Via: "push", Snap: Snapshot{TaskID: "t", Status: "completed", CreatedAt: t0, LastUpdatedAt: t0}, Done: true}}})
+	if !isQuit(cmd) {
 		t.Errorf("a pushed terminal status must end the view")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 // View renders the current frame.
 func (m Model) View() tea.View {
+	m.views.Add(1)
 	return tea.NewView(m.render())
 }
 
@@ -39,7 +40,7 @@ func (m Model) render() string {
 	if m.showHelp {
 		b.WriteString(m.help.FullHelpView(m.keys.FullHelp()) + "\n")
 	} else if m.form == nil {
-		b.WriteString(m.help.ShortHelpView(m.shortHelp()) + "\n")
+		b.WriteString(m.shortHelpLine() + "\n")
 	}
 	return fitWidth(b.String(), m.width)
 }
@@ -143,10 +144,13 @@ func statusOf(t *task) string {
 // warnings lists what should catch the eye about t: stuck, TTL nearly spent, poll errors.
 func (m Model) warnings(t *task, now time.Time) []string {
 	var w []string
+	if t.ended != "" {
+		w = append(w, clip(safe(t.ended), 120))
+	}
 	if t.lastErr != "" {
 		w = append(w, fmt.Sprintf("poll failed %d time(s): %s", t.failures, clip(safe(t.lastErr), 100)))
 	}
-	if !t.have || t.snap.Terminal() {
+	if !t.have || t.finished() {
 		return w
 	}
 	iv := t.interval
@@ -206,7 +210,9 @@ func (m Model) renderDetail(t *task) string {
 	switch {
 	case s.Terminal():
 		row("polling", "done")
-	case t.inFlight:
+	case t.done:
+		row("polling", "stopped")
+	case !t.nextPoll.IsZero() && !t.nextPoll.After(now):
 		row("next poll", fmt.Sprintf("now (every %s, %s)", fmtDur(t.interval), t.source))
 	case !t.nextPoll.IsZero():
 		row("next poll", fmt.Sprintf("in %s (every %s, %s)", fmtDur(t.nextPoll.Sub(now)), fmtDur(t.interval), t.source))
@@ -326,11 +332,11 @@ func (m Model) renderTable() string {
 	if m.opts.Server != "" {
 		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
 	}
-	b.WriteString(st.label.Render(row("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title)) + "\n")
-	counts := map[string]int{}
-	for _, id := range m.ids {
-		counts[statusOf(m.tasks[id])]++
+	if m.rows.header == "" {
+		m.rows.header = st.label.Render(row("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
 	}
+	b.WriteString(m.rows.header + "\n")
+	counts := m.tally()
 	// Only the rows that fit are drawn, in a window that follows the cursor. Around them: the
 	// header, two "more" marks, the summary, two blank lines and the help line, and the server
 	// line, the cancel question and the full help when they show.
@@ -353,6 +359,8 @@ func (m Model) renderTable() string {
 	if lo > 0 {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↑ %d more", lo)) + "\n")
 	}
+	m.rows.reset(fmt.Sprint(w, cols))
+	sec := now.Unix()
 	for i := lo; i < hi; i++ {
 		id := m.ids[i]
 		t := m.tasks[id]
@@ -363,26 +371,40 @@ func (m Model) renderTable() string {
 		}
 		next := ""
 		switch {
-		case s.Terminal():
+		case t.finished():
 			next = "-"
-		case t.inFlight:
+		case t.nextPoll.IsZero():
+		case !t.nextPoll.After(now):
 			next = "now"
-		case !t.nextPoll.IsZero():
-			next = fmtDur(t.nextPoll.Sub(now))
+		default:
+			next = fmtDur(ceilSecond(t.nextPoll.Sub(now)))
 		}
-		mark := "  "
-		if i == m.cursor {
-			mark = "> "
+		sel := i == m.cursor
+		c := m.rows.get(id)
+		if c.ver != t.ver || c.sec != sec || !c.valid {
+			// The message cell (a warning when there is one) depends on the task and on the
+			// second: the stuck and TTL warnings count time.
+			c.msg = safe(s.StatusMessage)
+			if ws := m.warnings(t, now); len(ws) > 0 {
+				c.msg = "! " + ws[0]
+			}
+			c.line = ""
 		}
-		msg := safe(s.StatusMessage)
-		if ws := m.warnings(t, now); len(ws) > 0 {
-			msg = "! " + ws[0]
+		if c.line == "" || c.age != age || c.next != next || c.sel != sel {
+			mark := "  "
+			if sel {
+				mark = "> "
+			}
+			line := row(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
+			m.rows.builds++
+			if sel {
+				line = st.selected.Render(line)
+			}
+			c.line = line
 		}
-		line := row(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, msg)
-		if i == m.cursor {
-			line = st.selected.Render(line)
-		}
-		b.WriteString(line + "\n")
+		c.ver, c.sec, c.age, c.next, c.sel, c.valid = t.ver, sec, age, next, sel, true
+		m.rows.put(id, c)
+		b.WriteString(c.line + "\n")
 	}
 	if hi < len(m.ids) {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(m.ids)-hi)) + "\n")
@@ -393,12 +415,107 @@ func (m Model) renderTable() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, what))
 		}
 	}
-	add(counts["working"]+counts[""], "working")
-	add(counts["input_required"], "needs input")
-	add(counts["completed"], "done")
-	add(counts["failed"], "failed")
-	add(counts["cancelled"], "cancelled")
-	add(counts["expired"], "expired")
+	add(counts[tallyWorking], "working")
+	add(counts[tallyInput], "needs input")
+	add(counts[tallyCompleted], "done")
+	add(counts[tallyFailed], "failed")
+	add(counts[tallyCancelled], "cancelled")
+	add(counts[tallyExpired], "expired")
 	b.WriteString("\n" + clip(strings.Join(parts, ", "), w) + "\n")
 	return b.String()
 }
+
+// ceilSecond rounds a countdown up to whole seconds: the table's next-poll column moves once a
+// second, not once a frame (the detail view keeps the milliseconds).
+func ceilSecond(d time.Duration) time.Duration {
+	if r := d % time.Second; r != 0 {
+		d += time.Second - r
+	}
+	return d
+}
+
+// rowCache keeps the table's rendered rows between frames, so that a frame rebuilds only the
+// rows whose task changed (or whose countdown moved to another second), and all of them when
+// the columns change.
+type rowCache struct {
+	sig    string
+	rows   map[string]cachedRow
+	header string // the table's header line, for sig
+	builds int    // rows rendered anew, for tests
+	// help is the short help line, for helpKey.
+	help, helpKey string
+	// tallies counts the tasks by status for the summary line, as of statusStamp.
+	tallies     [tallyKinds]int
+	tallyStamp  uint64
+	tallied     bool
+	statusStamp uint64 // bumped by every status change
+}
+
+// The summary line's tallies.
+const (
+	tallyWorking = iota // working, or not seen yet
+	tallyInput
+	tallyCompleted
+	tallyFailed
+	tallyCancelled
+	tallyExpired
+	tallyKinds
+)
+
+// tally counts the tasks by status, again only when some status changed since the last count:
+// a thousand tasks are not walked every frame for a line that rarely changes.
+func (m Model) tally() [tallyKinds]int {
+	c := &m.rows
+	if c.tallied && c.tallyStamp == c.statusStamp {
+		return c.tallies
+	}
+	var n [tallyKinds]int
+	for _, t := range m.tasks {
+		switch statusOf(t) {
+		case "input_required":
+			n[tallyInput]++
+		case "completed":
+			n[tallyCompleted]++
+		case "failed":
+			n[tallyFailed]++
+		case "cancelled":
+			n[tallyCancelled]++
+		case "expired":
+			n[tallyExpired]++
+		default:
+			n[tallyWorking]++
+		}
+	}
+	c.tallies, c.tallyStamp, c.tallied = n, c.statusStamp, true
+	return n
+}
+
+// cachedRow is one rendered row and what it was rendered from.
+type cachedRow struct {
+	valid          bool
+	ver            uint64
+	sec            int64
+	msg, age, next string
+	sel            bool
+	line           string
+}
+
+// reset empties the cache when sig, the column layout, changed.
+func (c *rowCache) reset(sig string) {
+	if c.rows == nil || c.sig != sig {
+		c.sig, c.rows, c.header = sig, map[string]cachedRow{}, ""
+	}
+}
+
+// shortHelpLine is the one-line help of the screen on show, rendered again only when the
+// screen or the width changed: it is the same line every frame.
+func (m Model) shortHelpLine() string {
+	key := fmt.Sprint(m.width, len(m.ids) > 1, m.detail)
+	if m.rows.helpKey != key {
+		m.rows.help, m.rows.helpKey = m.help.ShortHelpView(m.shortHelp()), key
+	}
+	return m.rows.help
+}
+
+func (c *rowCache) get(id string) cachedRow    { return c.rows[id] }
+func (c *rowCache) put(id string, r cachedRow) { c.rows[id] = r }
