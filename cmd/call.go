@@ -88,6 +88,7 @@ EXIT STATUS
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
 	opts.AnswerFlags.AddFlags(c.Flags())
+	f.Workflow.AddFlags(c.Flags())
 	addJSONLFlag(c, f)
 	return c
 }

@@ -62,6 +62,7 @@ EXIT STATUS
 	c.Flags().BoolVar(&opts.Wait, "wait", false, "follow each task to its real end after the cancellation is acknowledged")
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --wait, give up waiting after this long (exit 124)")
 	c.Flags().DurationVar(&opts.Interval, "interval", 0, "with --wait, poll no faster than this")
+	f.Workflow.AddFlags(c.Flags())
 	return c
 }
 
@@ -168,6 +169,8 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 		}
 	}
 	led.Close() // its changes land before the engine's
+	f.wf.server(ref.String(), ref)
+	f.wf.setTimeout(opts.Timeout)
 	eng := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, NoPush: true, LeaveResults: true}, newProgressPrinter(f))
 	eng.Server(ref.String(), key).Follow(c, follow.Target{ID: id, Task: t, Record: rec})
 	o := eng.Run(ctx)[0]

@@ -49,6 +49,8 @@ type GlobalOptions struct {
 	ServerSet bool
 	// Auth holds the OAuth flags (see cmd/auth.go).
 	Auth AuthOptions
+	// CI is the CI system whose job log mcptask writes for (--ci): auto, github, gitlab, none.
+	CI string
 }
 
 // AddFlags registers the global flags. Environment variables give defaults; a flag given on
@@ -72,6 +74,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
+	fs.StringVar(&g.CI, "ci", "auto", "CI system to write the job log for: `auto|github|gitlab|none` (auto: GITHUB_ACTIONS=true or GITLAB_CI=true)")
 	g.Auth.addFlags(fs)
 }
 

@@ -48,7 +48,8 @@ func (f *Factory) newEngine(o followOptions, sinks ...follow.Sink) *follow.Engin
 	if o.Answers != nil {
 		opts.Answerer = o.Answers
 	}
-	return follow.New(opts, sinks...)
+	// The workflow sink comes last: a task's annotation follows its result and last lines.
+	return follow.New(opts, append(sinks, f.wf)...)
 }
 
 // newLedger is the ledger batch of a command that changes records without following (get,

@@ -110,22 +110,18 @@ type reporter struct {
 	printer *progressPrinter
 
 	mu      sync.Mutex
-	refs    map[string]ServerRef // by server name
 	results []envelope
 	codes   []int
 	err     error // the one task's (call, result)
 }
 
 func newReporter(f *Factory, kind string, timeout time.Duration, many bool) *reporter {
-	return &reporter{f: f, kind: kind, timeout: timeout, many: many, refs: map[string]ServerRef{}}
+	f.wf.setTimeout(timeout)
+	return &reporter{f: f, kind: kind, timeout: timeout, many: many}
 }
 
 // server records how the tasks of server name are reached again, for the hints.
-func (r *reporter) server(name string, ref ServerRef) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.refs[name] = ref
-}
+func (r *reporter) server(name string, ref ServerRef) { r.f.wf.server(name, ref) }
 
 // Event implements follow.Sink.
 func (r *reporter) Event(ev follow.Event) {
@@ -139,7 +135,7 @@ func (r *reporter) Event(ev follow.Event) {
 
 func (r *reporter) show(o follow.Outcome) {
 	f := r.f
-	ref := r.refs[o.Server]
+	ref := f.wf.ref(o.Server)
 	env, text, err := describe(o, ref, r.timeout)
 	if !r.many {
 		r.err = err
@@ -151,29 +147,13 @@ func (r *reporter) show(o follow.Outcome) {
 		}
 		return
 	}
-	code := exitCode(context.Background(), err)
-	r.codes = append(r.codes, code)
-	e := envelope{Type: "status", TaskID: o.TaskID, Tool: o.Tool, Era: o.Era, Server: o.Server}
-	if o.Task != nil {
-		e.Status = o.Task.Status
-	}
-	if env != nil {
-		e = *env
-		e.Tool = o.Tool
-	}
-	if o.Unreachable {
-		e.Type = "error"
-		if r.printer != nil {
+	e := taskEnvelope(o, env, err)
+	r.codes = append(r.codes, *e.Code)
+	if r.printer != nil {
+		switch {
+		case o.Unreachable:
 			r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
-		}
-	}
-	e.Code = &code
-	if err != nil {
-		e.Message = err.Error()
-		if code == ExitExpired {
-			e.Status = "expired"
-		}
-		if !f.Global.JSON && !o.Unreachable && r.printer != nil {
+		case err != nil && !f.Global.JSON:
 			r.printer.Note(o.TaskID, err.Error())
 		}
 	}
@@ -189,6 +169,32 @@ func (r *reporter) show(o follow.Outcome) {
 		fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(o.TaskID), termsafe.Line(o.Tool), e.Status)
 		_, _ = f.IO.Out.Write(text)
 	}
+}
+
+// taskEnvelope is one task's entry in a many-task --json document, a --jsonl result event
+// and an --on-complete command's stdin: describe's envelope (or the task's status when there
+// is none), with the task's exit code and error.
+func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
+	code := exitCode(context.Background(), err)
+	e := envelope{Type: "status", TaskID: o.TaskID, Tool: o.Tool, Era: o.Era, Server: o.Server}
+	if o.Task != nil {
+		e.Status = o.Task.Status
+	}
+	if env != nil {
+		e = *env
+		e.Tool = o.Tool
+	}
+	if o.Unreachable {
+		e.Type = "error"
+	}
+	e.Code = &code
+	if err != nil {
+		e.Message = err.Error()
+		if code == ExitExpired {
+			e.Status = "expired"
+		}
+	}
+	return e
 }
 
 // finish ends a run of many tasks: the --json document, the most severe exit code, and a
@@ -239,7 +245,7 @@ func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.O
 	var codes []int
 	for _, id := range ids {
 		o := byID[id]
-		_, text, err := describe(o, r.refs[o.Server], r.timeout)
+		_, text, err := describe(o, f.wf.ref(o.Server), r.timeout)
 		if (o.End == follow.EndResult || o.End == follow.EndCancelled) && len(ids) > 1 {
 			fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(id), termsafe.Line(o.Tool), o.Task.Status)
 		}

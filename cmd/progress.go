@@ -29,10 +29,12 @@ type progressPrinter struct {
 	now      func() time.Time
 	last     map[string]string
 	lastLine time.Time
+	// wf opens the CI log group of a task before a line about it.
+	wf *workflow
 }
 
 func newProgressPrinter(f *Factory) *progressPrinter {
-	p := &progressPrinter{w: f.IO.ErrOut, now: f.Now, last: map[string]string{}}
+	p := &progressPrinter{w: f.IO.ErrOut, now: f.Now, last: map[string]string{}, wf: f.wf}
 	if f.Global.JSONL {
 		p.events = f.IO.Out
 	}
@@ -41,6 +43,7 @@ func newProgressPrinter(f *Factory) *progressPrinter {
 
 // Event implements follow.Sink.
 func (p *progressPrinter) Event(ev follow.Event) {
+	p.wf.track(ev)
 	switch ev.Kind {
 	case follow.KindCreated:
 		if p.events != nil {
@@ -109,6 +112,7 @@ func (p *progressPrinter) task(t *rpc.Task, via follow.Via) {
 			_ = writeJSON(p.events, map[string]any{"type": "input_required", "taskId": t.TaskID, "inputRequests": t.InputRequests})
 		}
 	}
+	p.wf.groupFor(t.TaskID)
 	line := fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(t.TaskID), t.Status)
 	if t.StatusMessage != "" {
 		line += " " + termsafe.Line(t.StatusMessage)
@@ -133,6 +137,7 @@ func (p *progressPrinter) event(ev map[string]any) {
 func (p *progressPrinter) Note(id, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.wf.groupFor(id)
 	p.println(fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(id), termsafe.Line(msg)))
 }
 

@@ -49,6 +49,7 @@ EXIT STATUS
 	}
 	opts.WaitFlags.AddFlags(c)
 	opts.AnswerFlags.AddFlags(c.Flags())
+	f.Workflow.AddFlags(c.Flags())
 	return c
 }
 

@@ -59,6 +59,7 @@ EXIT STATUS
 	}
 	opts.WaitFlags.AddFlags(c)
 	opts.AnswerFlags.AddFlags(c.Flags())
+	f.Workflow.AddFlags(c.Flags())
 	addJSONLFlag(c, f)
 	return c
 }

@@ -29,6 +29,11 @@ type Factory struct {
 	Now    func() time.Time
 	Getenv func(string) string
 
+	// Workflow holds the flags of the commands that follow tasks (--on-complete, --notify);
+	// wf is this run's CI log, summary, hooks and notifications (setupWorkflow).
+	Workflow WorkflowOptions
+	wf       *workflow
+
 	recOnce sync.Once
 	rec     *recording
 	recErr  error
@@ -71,9 +76,13 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	f.closeRecorder()
+	f.finishWorkflow()
 	code := exitCode(ctx, err)
 	if err != nil {
 		reportError(f, code, err)
+	}
+	if f.wf != nil {
+		f.wf.flush()
 	}
 	return code
 }
@@ -111,6 +120,9 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
 		// Precedence: flag > MCPTASK_* environment > config file.
 		if err := f.applyEnv(fs); err != nil {
+			return err
+		}
+		if err := f.setupWorkflow(c); err != nil {
 			return err
 		}
 		return f.applyNamedServer()

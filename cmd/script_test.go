@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/ci/citest"
 	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -71,6 +73,24 @@ func TestScripts(t *testing.T) {
 				}
 				if got, want := strings.Join(seen, " "), strings.Join(args, " "); len(args) > 0 && got != want {
 					ts.Fatalf("event types %q, want %q", got, want)
+				}
+			},
+			// ghrunner FILE...: read the files as GitHub's runner reads a job log
+			// (internal/ci/citest) and fail if it would run any command that is not one of
+			// mcptask's own (log groups, and annotations titled "mcptask: …"). The commands
+			// it runs become stdout, one "cmd props::data" a line, for the next assertions.
+			"ghrunner": func(ts *testscript.TestScript, neg bool, args []string) {
+				var r citest.Runner
+				for _, name := range args {
+					r.Feed(ts.ReadFile(name))
+				}
+				for _, c := range r.Ran {
+					own := c.Cmd == "group" || c.Cmd == "endgroup" ||
+						(c.Cmd == "error" || c.Cmd == "warning" || c.Cmd == "notice") && strings.HasPrefix(c.Props["title"], "mcptask: ")
+					if !own {
+						ts.Fatalf("the runner would run a command mcptask did not write: %+v", c)
+					}
+					fmt.Fprintf(ts.Stdout(), "%s title=%s::%s\n", c.Cmd, c.Props["title"], c.Data)
 				}
 			},
 			// exits CODE command args...: run the command and require exactly that exit code

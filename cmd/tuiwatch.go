@@ -29,6 +29,10 @@ func (f *Factory) useTUI() bool {
 func runLive(ctx context.Context, f *Factory, e *follow.Engine, feed *tui.Feed, rep *reporter, ids []string, initial map[string]tui.Snapshot, opts tui.Options) error {
 	opts.WorkDir, _ = os.Getwd()
 	opts.NoColor = f.Getenv("NO_COLOR") != ""
+	if f.Workflow.Notify {
+		// --notify: a task that ends while the terminal is not in front is notified at once.
+		opts.OnFocus = func(focused bool) { f.wf.setBlurred(!focused) }
+	}
 	// MCPTASK_DEBUG_LOG=FILE: while the view owns the terminal, debug output goes only there.
 	var debug *log.Logger
 	if p := f.Getenv("MCPTASK_DEBUG_LOG"); p != "" {

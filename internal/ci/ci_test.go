@@ -6,87 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/ci/citest"
 )
-
-// runner is a model of what GitHub's runner does with a job log (actions/runner,
-// ActionCommandManager.TryProcessCommand with ActionCommand.TryParseV2 and TryParse): it splits
-// lines as .NET's ReadLine does, recognises "::cmd props::data" after leading white space and
-// "##[cmd props]data" anywhere, honours ::stop-commands::TOKEN until ::TOKEN::, and records the
-// commands it would have run.
-type runner struct {
-	stopped bool
-	token   string
-	ran     []parsed
-}
-
-type parsed struct {
-	cmd   string
-	props map[string]string
-	data  string
-}
-
-var registered = map[string]bool{"error": true, "warning": true, "notice": true, "group": true,
-	"endgroup": true, "set-output": true, "set-env": true, "add-mask": true, "add-path": true,
-	"save-state": true, "debug": true, "stop-commands": true}
-
-func unescape(s string, property bool) string {
-	r := []string{"%0D", "\r", "%0A", "\n"}
-	if property {
-		r = append(r, "%3A", ":", "%2C", ",")
-	}
-	r = append(r, "%25", "%")
-	return strings.NewReplacer(r...).Replace(s)
-}
-
-func parseLine(line string, names map[string]bool) (parsed, bool) {
-	t := strings.TrimLeft(line, " \t")
-	if strings.HasPrefix(t, "::") {
-		end := strings.Index(t[2:], "::")
-		if end >= 0 {
-			info := t[2 : 2+end]
-			name, props, _ := strings.Cut(info, " ")
-			if names[strings.ToLower(name)] {
-				p := parsed{cmd: strings.ToLower(name), props: map[string]string{}, data: unescape(t[2+end+2:], false)}
-				for _, kv := range strings.Split(props, ",") {
-					if k, v, ok := strings.Cut(kv, "="); ok {
-						p.props[k] = unescape(v, true)
-					}
-				}
-				return p, true
-			}
-		}
-	}
-	if i := strings.Index(line, "##["); i >= 0 {
-		if j := strings.Index(line[i:], "]"); j >= 0 {
-			name, _, _ := strings.Cut(line[i+3:i+j], " ")
-			if names[strings.ToLower(name)] {
-				return parsed{cmd: strings.ToLower(name), data: line[i+j+1:]}, true
-			}
-		}
-	}
-	return parsed{}, false
-}
-
-func (r *runner) feed(log string) {
-	for _, line := range regexp.MustCompile(`\r\n|\r|\n`).Split(log, -1) {
-		names := registered
-		if r.stopped {
-			names = map[string]bool{strings.ToLower(r.token): true}
-		}
-		p, ok := parseLine(line, names)
-		if !ok {
-			continue
-		}
-		switch {
-		case r.stopped:
-			r.stopped, r.token = false, ""
-		case p.cmd == "stop-commands":
-			r.stopped, r.token = true, p.data
-		default:
-			r.ran = append(r.ran, p)
-		}
-	}
-}
 
 // attacks are server strings that try to run workflow commands.
 var attacks = []string{
@@ -102,19 +24,19 @@ var attacks = []string{
 
 func TestNeutralizeStopsEveryInjection(t *testing.T) {
 	for _, text := range attacks {
-		var r runner
+		var r citest.Runner
 		out := Neutralize(GitHub, text)
-		r.feed(out)
-		if len(r.ran) != 0 {
-			t.Errorf("%q: the runner would run %+v from\n%s", text, r.ran, out)
+		r.Feed(out)
+		if len(r.Ran) != 0 {
+			t.Errorf("%q: the runner would run %+v from\n%s", text, r.Ran, out)
 		}
 		if !strings.Contains(out, text) {
 			t.Errorf("%q: the text itself must reach the log unchanged; got\n%s", text, out)
 		}
 		// Commands after the block are honoured again: the block was closed.
-		r.feed("::notice::after\n")
-		if len(r.ran) != 1 || r.ran[0].data != "after" {
-			t.Errorf("%q: the runner did not resume after the block: %+v", text, r.ran)
+		r.Feed("::notice::after\n")
+		if len(r.Ran) != 1 || r.Ran[0].Data != "after" {
+			t.Errorf("%q: the runner did not resume after the block: %+v", text, r.Ran)
 		}
 	}
 }
@@ -149,13 +71,13 @@ func TestAnnotationCannotBeBrokenOutOf(t *testing.T) {
 	if strings.Count(buf.String(), "\n") != 1 {
 		t.Fatalf("an annotation must be one line: %q", buf.String())
 	}
-	var r runner
-	r.feed(buf.String())
-	if len(r.ran) != 1 {
-		t.Fatalf("want exactly the one annotation, ran %+v", r.ran)
+	var r citest.Runner
+	r.Feed(buf.String())
+	if len(r.Ran) != 1 {
+		t.Fatalf("want exactly the one annotation, ran %+v", r.Ran)
 	}
-	got := r.ran[0]
-	if got.cmd != "error" || got.props["title"] != "tool: a, b ::error::x" || got.data != "50% done\n::set-output name=x::y" {
+	got := r.Ran[0]
+	if got.Cmd != "error" || got.Props["title"] != "tool: a, b ::error::x" || got.Data != "50% done\n::set-output name=x::y" {
 		t.Errorf("the runner reads %+v; want the title and message back as text (escapes stripped)", got)
 	}
 }
@@ -171,10 +93,10 @@ func TestGroups(t *testing.T) {
 	if buf.String() != want {
 		t.Errorf("GitHub groups:\n%q\nwant\n%q", buf.String(), want)
 	}
-	var r runner
-	r.feed(buf.String())
-	for _, p := range r.ran {
-		if p.cmd != "group" && p.cmd != "endgroup" {
+	var r citest.Runner
+	r.Feed(buf.String())
+	for _, p := range r.Ran {
+		if p.Cmd != "group" && p.Cmd != "endgroup" {
 			t.Errorf("a group title ran %+v", p)
 		}
 	}

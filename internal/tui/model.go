@@ -122,6 +122,10 @@ type Options struct {
 	// Answered lists, per task id, the input keys answered before this view started (the
 	// ledger remembers them), so that a resumed watch never offers or sends them again.
 	Answered map[string][]string
+	// OnFocus, when set, is told when the terminal reports that it gained (true) or lost
+	// (false) focus, so that a task's end can be notified while the view is not in front
+	// (--notify). Setting it asks the terminal for focus reports.
+	OnFocus func(focused bool)
 }
 
 // FPS is the frame rate programs running the view should use (tea.WithFPS), and the most
@@ -411,6 +415,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.next()
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
+	case tea.FocusMsg:
+		if m.opts.OnFocus != nil {
+			m.opts.OnFocus(true)
+		}
+		return m, nil
+	case tea.BlurMsg:
+		if m.opts.OnFocus != nil {
+			m.opts.OnFocus(false)
+		}
+		return m, nil
 	}
 	if m.form != nil {
 		var cmd tea.Cmd

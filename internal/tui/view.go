@@ -16,7 +16,9 @@ import (
 // View renders the current frame.
 func (m Model) View() tea.View {
 	m.views.Add(1)
-	return tea.NewView(m.render())
+	v := tea.NewView(m.render())
+	v.ReportFocus = m.opts.OnFocus != nil
+	return v
 }
 
 func (m Model) render() string {
