@@ -138,6 +138,9 @@ const FPS = 15
 // every message, so one message per frame is at most one View per frame.
 const frame = time.Second / FPS
 
+// maxHistory bounds the changes a task's history keeps.
+const maxHistory = 128
+
 // histEntry is one status or message change.
 type histEntry struct {
 	At      time.Time
@@ -151,6 +154,7 @@ type task struct {
 	snap     Snapshot
 	have     bool
 	history  []histEntry
+	dropped  int // history entries dropped to keep it within maxHistory
 	changed  time.Time // last time status, message or lastUpdatedAt changed
 	failures int
 	lastErr  string
@@ -309,6 +313,14 @@ func (m Model) apply(t *task, s Snapshot, now time.Time) {
 	if !t.have || s.Status != prev.Status || s.StatusMessage != prev.StatusMessage {
 		// The history keeps its own copies: a snapshot's strings share one block with the rest
 		// of the answer they came in, which the history would otherwise keep alive for good.
+		if len(t.history) >= maxHistory {
+			// A task that ticks its message for hours must not grow without bound: the oldest
+			// half goes (no terminal shows more than the latest entries anyway).
+			n := copy(t.history, t.history[maxHistory/2:])
+			clear(t.history[n:])
+			t.history = t.history[:n]
+			t.dropped += maxHistory - n
+		}
 		t.history = append(t.history, histEntry{At: at, Status: statusName(s.Status), Message: strings.Clone(s.StatusMessage)})
 		t.changed = at
 	} else if !s.LastUpdatedAt.Equal(prev.LastUpdatedAt) {

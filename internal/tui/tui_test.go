@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -525,5 +526,31 @@ func TestPushedUpdate(t *testing.T) {
 	_, cmd := m.Update(feedMsg{updates: []Update{{TaskID: "t", Via: "push", Snap: Snapshot{TaskID: "t", Status: "completed", CreatedAt: t0, LastUpdatedAt: t0}, Done: true}}})
 	if !isQuit(cmd) {
 		t.Errorf("a pushed terminal status must end the view")
+	}
+}
+
+// TestHistoryIsBounded: a task that changes its message for hours keeps a bounded history,
+// and the detail view still counts every change it no longer shows.
+func TestHistoryIsBounded(t *testing.T) {
+	now := t0
+	m := New(newFake(), nil, []string{"task-1"}, nil, Options{Now: func() time.Time { return now }, NoColor: true, DisableClock: true})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 80, Height: 30})
+	const changes = 1000
+	for i := range changes {
+		now = now.Add(time.Second)
+		s := Snapshot{TaskID: "task-1", Tool: "forever", Status: "working", StatusMessage: fmt.Sprintf("tick %d", i), LastUpdatedAt: now}
+		m = batch(m, Update{TaskID: "task-1", Snap: s, Via: "poll"})
+	}
+	tk := m.tasks["task-1"]
+	if len(tk.history) > maxHistory || len(tk.history)+tk.dropped != changes {
+		t.Fatalf("history keeps %d entries and counts %d dropped; want at most %d, %d in all", len(tk.history), tk.dropped, maxHistory, changes)
+	}
+	if last := tk.history[len(tk.history)-1].Message; last != fmt.Sprintf("tick %d", changes-1) {
+		t.Errorf("the latest change must be kept, got %q", last)
+	}
+	view := m.View().Content
+	shown := len(regexp.MustCompile(`(?m)^  \d\d:\d\d:\d\d `).FindAllString(view, -1))
+	if want := fmt.Sprintf("… %d earlier", changes-shown); !strings.Contains(view, want) {
+		t.Errorf("the view shows %d changes and must say %q:\n%s", shown, want, view)
 	}
 }

@@ -250,7 +250,9 @@ func (m Model) renderDetail(t *task) string {
 		room := max(m.height-22, 4)
 		if len(t.history) > room {
 			start = len(t.history) - room
-			b.WriteString(st.dim.Render(fmt.Sprintf("  … %d earlier", start)) + "\n")
+		}
+		if earlier := start + t.dropped; earlier > 0 {
+			b.WriteString(st.dim.Render(fmt.Sprintf("  … %d earlier", earlier)) + "\n")
 		}
 		for i := start; i < len(t.history); i++ {
 			h := t.history[i]
