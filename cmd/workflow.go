@@ -92,7 +92,13 @@ type workflow struct {
 	group   string               // the task whose log group is open
 	blurred bool                 // the live view's terminal reports it lost focus
 	hooks   sync.WaitGroup
+	// hookSlots bounds the --on-complete commands running at once: a thousand tasks that end
+	// together must not start a thousand processes.
+	hookSlots chan struct{}
 }
+
+// maxHooks is how many --on-complete commands run at once.
+const maxHooks = 4
 
 // setupWorkflow detects the CI system and, in a GitHub job, puts mcptask's output through the
 // neutralising writers. It runs before every command, once the flags and $MCPTASK_* are read.
@@ -101,7 +107,7 @@ func (f *Factory) setupWorkflow(c *cobra.Command) error {
 	if err != nil {
 		return &FlagError{Err: err}
 	}
-	w := &workflow{f: f, command: c.Name(), start: f.Now(), sys: sys, seen: map[string]time.Time{}, tools: map[string]string{}, refs: map[string]ServerRef{}}
+	w := &workflow{f: f, command: c.Name(), start: f.Now(), sys: sys, seen: map[string]time.Time{}, tools: map[string]string{}, refs: map[string]ServerRef{}, hookSlots: make(chan struct{}, maxHooks)}
 	w.log = &ci.Log{Sys: sys, W: f.IO.ErrOut, Now: f.Now}
 	if sys == ci.GitHub {
 		// A person's terminal is not a job log: the live view's output is left alone.
@@ -260,6 +266,8 @@ func (w *workflow) Event(ev follow.Event) {
 		w.hooks.Add(1)
 		go func() {
 			defer w.hooks.Done()
+			w.hookSlots <- struct{}{}
+			defer func() { <-w.hookSlots }()
 			w.runHook(env, o, code, name)
 		}()
 	}
