@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -86,8 +87,17 @@ func newRig(t *testing.T, upstream string) *rig {
 	return r
 }
 
-// demoUpstream runs the demo server on loopback.
+// demoUpstream runs the demo server on loopback behind a schema-validating recorder: every
+// message the host and the demo server send through the proxy is checked against the spec
+// when the test ends.
 func demoUpstream(t *testing.T, opts demo.Options) string {
+	t.Helper()
+	return checkedDemoUpstream(t, opts, false)
+}
+
+// checkedDemoUpstream is demoUpstream; serverOnly checks only what the demo server sends, for
+// tests whose host breaks the rules on purpose.
+func checkedDemoUpstream(t *testing.T, opts demo.Options, serverOnly bool) string {
 	t.Helper()
 	if opts.StepDelay == 0 {
 		opts.StepDelay = 20 * time.Millisecond
@@ -99,8 +109,9 @@ func demoUpstream(t *testing.T, opts demo.Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); srv.Close() })
+	rec := &spectest.Recorder{V: spectest.Load(t), Next: srv.Handler(), ServerOnly: serverOnly}
+	hs := httptest.NewServer(rec)
+	t.Cleanup(func() { hs.Close(); srv.Close(); rec.Check(t) })
 	return hs.URL + "/mcp"
 }
 

@@ -43,7 +43,9 @@ func (h *rawHost) send(method, mcpName string, params string) (int, map[string]a
 // TestHostRulesAndHostsKeptApart: the rules a host breaks are reported against that host; two
 // hosts polling one task each at the right pace are not taken for one host polling too fast.
 func TestHostRulesAndHostsKeptApart(t *testing.T) {
-	r := newRig(t, demoUpstream(t, demo.Options{StepDelay: time.Second, PollInterval: 400 * time.Millisecond}))
+	// The hosts break rules on purpose (tasks/result in 2026-07-28): only the demo's side of
+	// the traffic must be valid.
+	r := newRig(t, checkedDemoUpstream(t, demo.Options{StepDelay: time.Second, PollInterval: 400 * time.Millisecond}, true))
 	a := &rawHost{t: t, url: r.url, name: "host-a"}
 	b := &rawHost{t: t, url: r.url, name: "host-b"}
 	_, res := a.send("tools/call", "sleep", `"name":"sleep","arguments":{"seconds":30}`)
