@@ -18,6 +18,9 @@ import (
 // process speaking stdio).
 func TestMain(m *testing.M) {
 	if os.Getenv("MCPTASK_TEST_MAIN") == "1" {
+		if code, ok := specStdioMain(); ok { // a demo child whose frames are checked (spec_test.go)
+			os.Exit(code)
+		}
 		os.Exit(Main())
 	}
 	// testscript scripts run "mcptask" as this binary too.
@@ -210,6 +213,7 @@ func TestAutoFallsBackToLegacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	checked := specChecked(t, srv.Handler(), false) // the demo's side; the refusal below is the test's
 	legacyOnly := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Method") == "server/discover" {
 			w.Header().Set("Content-Type", "application/json")
@@ -217,7 +221,7 @@ func TestAutoFallsBackToLegacy(t *testing.T) {
 			fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}`)
 			return
 		}
-		srv.Handler().ServeHTTP(w, r)
+		checked.ServeHTTP(w, r)
 	})
 	hs := httptest.NewServer(legacyOnly)
 	defer hs.Close()
@@ -288,7 +292,7 @@ func TestTraceRedactsSecrets(t *testing.T) {
 
 func TestStdioBothEras(t *testing.T) {
 	t.Setenv("MCPTASK_TEST_MAIN", "1")
-	server := shellQuote(os.Args[0]) + " demo serve --stdio --step 20ms"
+	server := demoStdio(t, "--step", "20ms")
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--stdio", server, "--protocol", era, "--json")

@@ -179,7 +179,7 @@ func TestProxyMcptaskHostStdio(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			dir := t.TempDir()
 			ledger, store := filepath.Join(dir, "proxy.json"), filepath.Join(dir, "store.json")
-			server := shellQuote(os.Args[0]) + " demo serve --stdio --step 20ms --poll-interval 100ms --store " + shellQuote(store)
+			server := demoStdio(t, "--step", "20ms", "--poll-interval", "100ms", "--store", store)
 			proxyCmd := shellQuote(os.Args[0]) + " proxy --state " + shellQuote(ledger) + " --stdio " + shellQuote(server)
 			call := func(stdio string) cliResult {
 				return runCLI(t, t.Context(), map[string]string{"MCPTASK_STATE": filepath.Join(t.TempDir(), "host.json")},
@@ -188,6 +188,9 @@ func TestProxyMcptaskHostStdio(t *testing.T) {
 			direct, through := call(server), call(proxyCmd)
 			if a, b := hostView(t, direct), hostView(t, through); a != b {
 				t.Errorf("the host's view differs through the proxy:\ndirect  %s\nproxied %s", a, b)
+			}
+			if a, b := statusesOf(direct.Stderr), statusesOf(through.Stderr); len(a) < 2 || strings.Join(a, " ") != strings.Join(b, " ") {
+				t.Errorf("statuses differ (or are too few to compare): direct %v, proxied %v", a, b)
 			}
 			id := decodeJSON(t, through.Stdout)["taskId"]
 			if recs := viaProxy(t, ledger); len(recs) != 1 || recs[0].TaskID != id || recs[0].Status != "completed" || len(recs[0].Server.Command) == 0 {
