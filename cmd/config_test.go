@@ -14,7 +14,7 @@ func TestNamedServersFromConfig(t *testing.T) {
 	url, rec := demoServer(t, demo.Options{})
 	cfg := map[string]any{"mcpServers": map[string]any{
 		"web":   map[string]any{"url": url, "headers": map[string]string{"X-Team": "${TEAM_TOKEN}"}},
-		"local": map[string]any{"command": os.Args[0], "args": []string{"demo", "serve", "--stdio", "--step", "20ms"}, "env": map[string]string{"MCPTASK_TEST_MAIN": "1"}},
+		"local": map[string]any{"command": os.Args[0], "args": demoStdioArgv(t, false, "--step", "20ms")[1:], "env": map[string]string{"MCPTASK_TEST_MAIN": "1"}},
 	}}
 	b, _ := json.Marshal(cfg)
 	file := filepath.Join(t.TempDir(), "mcp.json")

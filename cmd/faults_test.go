@@ -117,7 +117,7 @@ func TestRecordWritesTheWireAndFlagsViolations(t *testing.T) {
 func TestStdioServerRestartedMidWatch(t *testing.T) {
 	t.Setenv("MCPTASK_TEST_MAIN", "1")
 	store := filepath.Join(t.TempDir(), "store.json")
-	server := shellQuote(os.Args[0]) + " demo serve --stdio --step 30ms --store " + shellQuote(store) + " --exit-after 5"
+	server := demoStdio(t, "--step", "30ms", "--store", store, "--exit-after", "5")
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=100", "--stdio", server, "--protocol", era, "--timeout", "60s")
@@ -148,7 +148,7 @@ func TestServerDownMidWatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inner := srv.Handler()
+		inner := specChecked(t, srv.Handler(), false)
 		hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if m := r.Header.Get("Mcp-Method"); m == "tasks/get" || m == "subscriptions/listen" {
 				mu.Lock()
@@ -232,7 +232,7 @@ func TestWatchTakesPushUpdates(t *testing.T) {
 func TestLegacyStatusNotificationsTakenAsUpdates(t *testing.T) {
 	t.Setenv("MCPTASK_TEST_MAIN", "1")
 	store := filepath.Join(t.TempDir(), "store.json")
-	server := shellQuote(os.Args[0]) + " demo serve --stdio --step 40ms --poll-interval 30s --store " + shellQuote(store)
+	server := demoStdio(t, "--step", "40ms", "--poll-interval", "30s", "--store", store)
 	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=10", "--detach", "--stdio", server, "--protocol", "2025-11-25")
 	id := strings.TrimSpace(r.Stdout)
 	if r.Code != ExitOK || id == "" {
@@ -395,7 +395,9 @@ func faultProxy(t *testing.T, opts demo.Options, fault func(w http.ResponseWrite
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner := srv.Handler()
+	// Checked before the faults: what the demo itself sends must be valid, whatever the
+	// faults make of it.
+	inner := specChecked(t, srv.Handler(), false)
 	var mu sync.Mutex
 	var gets []time.Time
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -361,7 +361,7 @@ func TestCrashAtManyMomentsThenRestartAndResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := &http.Server{Handler: h(srv.Handler())}
+		hs := &http.Server{Handler: h(specChecked(t, srv.Handler(), false))}
 		go hs.Serve(ln)
 		return srv, hs
 	}
