@@ -54,7 +54,7 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcp := d.Handler()
+	mcp := specChecked(t, d.Handler(), false) // every message both sides send is checked against the spec
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONBody(w, 200, map[string]any{"resource": o.URL, "authorization_servers": []string{o.base}, "scopes_supported": []string{"tasks"}})
