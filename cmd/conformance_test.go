@@ -152,6 +152,9 @@ var demoServerScenarios = []struct{ scenario, version string }{
 func TestConformanceDemoServer(t *testing.T) {
 	suite := conformance.Find(t)
 	url := startDemoProcess(t, "--conformance", "--step", "100ms", "--poll-interval", "100ms")
+	// Every message the demo sends is checked against the spec's schemas on the way (issue 16).
+	// The suite sends malformed and rule-breaking requests on purpose, so only the demo's side.
+	url = specProxy(t, url, true)
 	for _, sc := range demoServerScenarios {
 		name := sc.scenario
 		if sc.version != "" {
