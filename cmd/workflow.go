@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/ci"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/proc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -344,8 +344,7 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 	)
 	// The whole process group goes when the time is up: a hook that started children must
 	// not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	proc.Group(cmd)
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
 	switch {
