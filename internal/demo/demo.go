@@ -77,6 +77,8 @@ type Server struct {
 	pending  map[string]chan *rpc.Message // server→client requests awaiting a response
 	changed  chan struct{}                // closed and replaced on every task change
 	closed   bool
+	// lists counts the list changes the conformance fixtures announced (fixtures.go).
+	lists listRevisions
 
 	closing chan struct{}
 	wg      sync.WaitGroup

@@ -56,6 +56,13 @@ var fixtureTools = []tool{
 		Schema: `{"type":"object","properties":{}}`, Fixture: true, ModernOnly: true},
 	{Name: "test_logging_tool", Description: "Conformance fixture: logs a line, only when the request set a log level.",
 		Schema: `{"type":"object","properties":{}}`, Fixture: true, ModernOnly: true},
+	// "List-changed-capable servers notify listen streams with toolsListChanged: true" /
+	// "promptsListChanged: true" (sep-2575-server-sends-{tools,prompts}-list-changed-on-subscription):
+	// the hooks that stand for a change of the list.
+	{Name: "test_trigger_tool_change", Description: "Conformance fixture: announces a change of the tool list (notifications/tools/list_changed) on every subscriptions/listen stream that asked for toolsListChanged.",
+		Schema: `{"type":"object","properties":{}}`, Fixture: true, ModernOnly: true},
+	{Name: "test_trigger_prompt_change", Description: "Conformance fixture: announces a change of the prompt list (notifications/prompts/list_changed) on every subscriptions/listen stream that asked for promptsListChanged.",
+		Schema: `{"type":"object","properties":{}}`, Fixture: true, ModernOnly: true},
 }
 
 func confirmDeleteRequest(filename string) json.RawMessage {
@@ -217,6 +224,21 @@ func (s *Server) modernFixtureCall(ctx context.Context, r *modernReq, p callPara
 			_ = r.out(&rpc.Message{JSONRPC: "2.0", Method: "notifications/message", Params: params})
 		}
 		return complete(rawMap(textResult("logged only if a log level was set", false))), nil, true
+	case "test_trigger_tool_change", "test_trigger_prompt_change":
+		// The diagnostic hooks of server-stateless: the list changes, and every listen stream
+		// whose filter asked for that kind of change is told (C26-SUBS: never one that did
+		// not, sep-2575-server-honors-notification-filter).
+		what := "tool"
+		s.mu.Lock()
+		if p.Name == "test_trigger_tool_change" {
+			s.lists.Tools++
+		} else {
+			s.lists.Prompts++
+			what = "prompt"
+		}
+		s.notifyLocked()
+		s.mu.Unlock()
+		return complete(rawMap(textResult("the "+what+" list changed; subscribers that asked for it are told", false))), nil, true
 	case "confirm_delete", "multi_input":
 		if r.caps.tasks() {
 			return nil, nil, false // a task asks (EXT §Task Update Requests)
@@ -303,4 +325,50 @@ func cacheable(r map[string]any) map[string]any {
 	r["ttlMs"] = cacheTTL.Milliseconds()
 	r["cacheScope"] = cacheScope
 	return r
+}
+
+// listRevisions counts the changes of the tool and prompt lists that test_trigger_tool_change
+// and test_trigger_prompt_change announced. Guarded by Server.mu.
+type listRevisions struct{ Tools, Prompts int }
+
+// listFilter is the part of a subscriptions/listen filter (C26 SubscriptionFilter) about list
+// changes.
+type listFilter struct {
+	ToolsListChanged   bool `json:"toolsListChanged"`
+	PromptsListChanged bool `json:"promptsListChanged"`
+}
+
+// honoredLists is the part of f the server honours: with Options.Conformance, whose discovery
+// declares tools.listChanged and prompts.listChanged, all of it; else nothing (the plain
+// demo's lists never change, and C26 SubscriptionsAcknowledgedNotification: the
+// acknowledgement "only includes notification types the server actually supports").
+func (s *Server) honoredLists(f listFilter) listFilter {
+	if !s.opts.Conformance {
+		return listFilter{}
+	}
+	return f
+}
+
+// ack adds the honoured list-change types to an acknowledgement's notifications.
+func (f listFilter) ack(n map[string]any) {
+	if f.ToolsListChanged {
+		n["toolsListChanged"] = true
+	}
+	if f.PromptsListChanged {
+		n["promptsListChanged"] = true
+	}
+}
+
+// listChangesLocked returns the list_changed notifications due on a subscription with filter
+// f that last saw the revisions *seen, and brings *seen up to date.
+func (s *Server) listChangesLocked(f listFilter, seen *listRevisions) []string {
+	var out []string
+	if f.ToolsListChanged && s.lists.Tools != seen.Tools {
+		out = append(out, "notifications/tools/list_changed")
+	}
+	if f.PromptsListChanged && s.lists.Prompts != seen.Prompts {
+		out = append(out, "notifications/prompts/list_changed")
+	}
+	*seen = s.lists
+	return out
 }

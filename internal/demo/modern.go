@@ -200,7 +200,11 @@ func (s *Server) handleModern(ctx context.Context, r *modernReq) (any, *rpc.Erro
 		}
 		instructions := "mcptask demo server. Tools: echo, sleep, fail, tool_error, ask, forever, confirm. Declare the io.modelcontextprotocol/tasks extension to get tasks."
 		if s.opts.Conformance {
-			caps["prompts"] = map[string]any{}
+			// The suite's server-stateless mutates the tool and prompt lists through its
+			// diagnostic hooks (test_trigger_tool_change, test_trigger_prompt_change) and
+			// expects the change on a subscriptions/listen stream: listChanged says it will come.
+			caps["tools"] = map[string]any{"listChanged": true}
+			caps["prompts"] = map[string]any{"listChanged": true}
 			caps["resources"] = map[string]any{}
 			instructions += " Started with --conformance: the fixture tools of the official conformance suite come first."
 		}
@@ -515,16 +519,20 @@ func (s *Server) modernTaskMethod(r *modernReq) (any, *rpc.Error) {
 
 // listen serves subscriptions/listen for task ids (EXT §Task Status Notifications, C26-SUBS):
 // it acknowledges the ids it knows, then sends a notifications/tasks with the full DetailedTask
-// each time one of them changes, every message carrying the subscription id, until the client
-// goes away (the stream closes, or notifications/cancelled on stdio) or the server shuts down,
-// which ends the subscription gracefully with a complete result.
+// each time one of them changes (and, with Options.Conformance, a notifications/tools or
+// prompts/list_changed when the filter asked for it and the list changed), every message
+// carrying the subscription id, until the client goes away (the stream closes, or
+// notifications/cancelled on stdio) or the server shuts down, which ends the subscription
+// gracefully with a complete result.
 func (s *Server) listen(ctx context.Context, r *modernReq) (any, *rpc.Error) {
 	var p struct {
 		Notifications struct {
 			TaskIDs []string `json:"taskIds"`
+			listFilter
 		} `json:"notifications"`
 	}
 	_ = json.Unmarshal(r.msg.Params, &p)
+	lists := s.honoredLists(p.Notifications.listFilter)
 	if len(p.Notifications.TaskIDs) > 0 && !r.caps.tasks() {
 		return nil, needTasksExtension("subscriptions/listen with taskIds")
 	}
@@ -533,6 +541,7 @@ func (s *Server) listen(ctx context.Context, r *modernReq) (any, *rpc.Error) {
 	}
 	meta := map[string]any{rpc.MetaSubscriptionID: r.msg.ID}
 	s.mu.Lock()
+	seenLists := s.lists
 	var acked []string
 	for _, id := range p.Notifications.TaskIDs {
 		if t := s.lookupLocked(id); t != nil && t.Era == rpc.EraModern {
@@ -549,7 +558,9 @@ func (s *Server) listen(ctx context.Context, r *modernReq) (any, *rpc.Error) {
 		return r.out(&rpc.Message{JSONRPC: "2.0", Method: method, Params: b})
 	}
 	// C26-SUBS §Acknowledgment: the acknowledgement is the first message of the subscription.
-	if err := notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": map[string]any{"taskIds": acked}}); err != nil {
+	ackd := map[string]any{"taskIds": acked}
+	lists.ack(ackd)
+	if err := notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": ackd}); err != nil {
 		return nil, nil
 	}
 	last := map[string]string{}
@@ -569,10 +580,16 @@ func (s *Server) listen(ctx context.Context, r *modernReq) (any, *rpc.Error) {
 				updates = append(updates, d)
 			}
 		}
+		listChanges := s.listChangesLocked(lists, &seenLists)
 		s.mu.Unlock()
 		for _, d := range updates {
 			delete(d, "resultType")
 			if err := notify("notifications/tasks", d); err != nil {
+				return nil, nil
+			}
+		}
+		for _, method := range listChanges {
+			if err := notify(method, map[string]any{}); err != nil {
 				return nil, nil
 			}
 		}
