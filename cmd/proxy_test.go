@@ -213,6 +213,92 @@ func TestProxyMcptaskHostStdio(t *testing.T) {
 	}
 }
 
+// TestProxyMcptaskHostEverything puts the proxy between mcptask and the official reference
+// server (@modelcontextprotocol/server-everything, which speaks 2025-11-25), over HTTP and
+// stdio, with simulate-research-query, the reference server's task tool. The host sees the
+// same result and the same statuses as without the proxy, the ledger holds the task, and after
+// the host is killed mid-task `mcptask resume` finishes its task over HTTP. Over stdio it
+// cannot: the one exception, as in TestProxyTSClients and the README's "Debugging a host".
+func TestProxyMcptaskHostEverything(t *testing.T) {
+	index := everythingServer(t)
+	t.Setenv("MCPTASK_TEST_MAIN", "1") // the stdio proxy is this test binary
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	const era = "2025-11-25"
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			dir := t.TempDir()
+			ledger := filepath.Join(dir, "proxy.json")
+			var direct, proxied []string
+			var proxyErr *lockedBuffer
+			if transport == "http" {
+				url := startEverythingHTTP(t, index)
+				endpoint, errOut := startProxy(t, ledger, "--server", url)
+				direct, proxied, proxyErr = []string{"--server", url}, []string{"--server", endpoint}, errOut
+			} else {
+				server := "node " + shellQuote(index) + " stdio"
+				direct = []string{"--stdio", server}
+				proxied = []string{"--stdio", shellQuote(os.Args[0]) + " proxy --state " + shellQuote(ledger) + " --stdio " + shellQuote(server)}
+			}
+			callArgs := func(topic string, target []string) []string {
+				return append([]string{"call", "simulate-research-query", "--arg", "topic=" + topic, "--timeout", "60s"}, target...)
+			}
+			call := func(target []string) cliResult {
+				return runCLI(t, t.Context(), map[string]string{"MCPTASK_STATE": filepath.Join(t.TempDir(), "host.json")},
+					append(callArgs("tasks", target), "--json")...)
+			}
+			a, b := call(direct), call(proxied)
+			if va, vb := hostView(t, a), hostView(t, b); va != vb || !strings.Contains(vb, "Research Report") || !strings.Contains(vb, era) {
+				t.Errorf("the host's view differs through the proxy (or is not a 2025-11-25 research report):\ndirect  %s\nproxied %s", va, vb)
+			}
+			if sa, sb := statusesOf(a.Stderr), statusesOf(b.Stderr); len(sa) < 2 || strings.Join(sa, " ") != strings.Join(sb, " ") {
+				t.Errorf("statuses differ (or are too few to compare): direct %v, proxied %v", sa, sb)
+			} else {
+				t.Logf("statuses seen directly and through the proxy: %v", sb)
+			}
+			id := decodeJSON(t, b.Stdout)["taskId"]
+			recs := viaProxy(t, ledger)
+			if len(recs) != 1 || recs[0].TaskID != id || recs[0].Era != era || recs[0].Tool != "simulate-research-query" || recs[0].Status != "completed" {
+				t.Fatalf("the proxy's ledger holds %+v, want task %v completed", recs, id)
+			}
+
+			// The host dies mid-task; its task is in the ledger.
+			host := exec.Command(os.Args[0], callArgs("resume", proxied)...)
+			host.Env = append(os.Environ(), "MCPTASK_STATE="+filepath.Join(t.TempDir(), "host2.json"))
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the host's second task in the proxy's ledger", 30*time.Second, func() bool { return len(viaProxy(t, ledger)) == 2 })
+			_ = host.Process.Kill()
+			_ = host.Wait()
+			var orphan state.Record
+			for _, r := range viaProxy(t, ledger) {
+				if r.TaskID != id {
+					orphan = r
+				}
+			}
+			if !orphan.Unfinished(time.Now()) || orphan.Tool != "simulate-research-query" || (transport == "http") != (orphan.SessionID != "") {
+				t.Fatalf("orphaned task record %+v", orphan)
+			}
+			res := runCLI(t, t.Context(), map[string]string{"MCPTASK_STATE": ledger}, "resume", "--timeout", "60s")
+			if transport == "stdio" {
+				// The one exception: the host owned the stdio server, which keeps its tasks in
+				// memory only, so the task died with the host. Resume starts the server again,
+				// finds the task unknown and says so (exit 6) instead of waiting forever.
+				if res.Code != ExitExpired || !strings.Contains(res.Stderr, "no longer known") {
+					t.Errorf("resume after the stdio server died: code %d\n%s", res.Code, res.Stderr)
+				}
+				return
+			}
+			if res.Code != ExitOK || !strings.Contains(res.Stdout, "Research Report: resume") {
+				t.Fatalf("resume: code %d\nstdout %.300s\nstderr %s", res.Code, res.Stdout, res.Stderr)
+			}
+			if strings.Contains(proxyErr.String(), "violation") {
+				t.Errorf("violations between mcptask and the reference server:\n%s", proxyErr.String())
+			}
+		})
+	}
+}
+
 // TestProxyPrintConfig rewrites a host's config entry to go through the proxy.
 func TestProxyPrintConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "mcp.json")
