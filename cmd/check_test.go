@@ -95,7 +95,7 @@ func TestCheckBrokenServers(t *testing.T) {
 		{checktest.ResultChanges, "2026/B33b", ""},
 		{checktest.ListenNoAck, "2026/B34", ""},
 		{checktest.WeakIDs, "2026/B36", "2025/A36"},
-		{checktest.EarlyExpiry, "", "2026/B38"},
+		{checktest.EarlyExpiry, "", "2026/B38 2025/A38"},
 		{checktest.ContentNoText, "2026/B0:tools/call 2025/A0:tools/call 2025/A0:tasks/result", ""},
 		{checktest.NoTTL, "2026/B24 2026/B0:tools/call 2026/B0:tasks/get 2025/A5 2025/A0:tools/call 2025/A0:tasks/get 2025/A0:tasks/list 2025/A0:tasks/cancel", ""},
 		{checktest.LegacyCapsKey, "2025/A1", ""},

@@ -64,7 +64,7 @@ const (
 	CancelFinishedError  Fault = "cancel-finished-error"   // tasks/cancel of a finished task is an error (allowed: warn)
 	UpdateEnvelope       Fault = "update-envelope"         // the tasks/update ack carries the task
 	InputKeyReused       Fault = "input-key-reused"        // an inputRequests key is reused for another request
-	EarlyExpiry          Fault = "early-expiry"            // finished tasks vanish long before their ttlMs
+	EarlyExpiry          Fault = "early-expiry"            // finished tasks vanish long before their ttl / ttlMs (both eras)
 	ListenNoAck          Fault = "listen-no-ack"           // subscriptions/listen sends no acknowledgement first
 	ContentNoText        Fault = "content-no-text"         // a text content block without text (schema only)
 	DiscoverResultType   Fault = "discover-resulttype"     // server/discover says resultType "done"
@@ -403,7 +403,7 @@ func (s *Server) taskObjectLocked(t *task) map[string]any {
 			delete(m, "ttlMs")
 		}
 	} else {
-		m["ttl"] = 60000
+		m["ttl"] = s.ttlMs()
 		m["pollInterval"] = s.pollMs()
 		if s.is(NoTTL) {
 			delete(m, "ttl")
@@ -1015,6 +1015,9 @@ func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 		return nil, errf(200, -32602, "unknown task %q", p.TaskID)
 	}
 	st := s.stateLocked(t)
+	if s.is(EarlyExpiry) && m.Method == "tasks/get" && terminal(st) && t.polls >= 1 {
+		return nil, errf(200, -32602, "unknown task %q", p.TaskID) // ttl promised an hour
+	}
 	if m.Method == "tasks/cancel" {
 		if terminal(st) && !s.is(LegacyCancelTerminal) {
 			return nil, errf(200, -32602, "task %q is already %s", t.id, st)
