@@ -27,7 +27,7 @@ var Rules = []Rule{
 	{"B17b", "2026-07-28", "the tasks extension is declared with {}; a half-modern server (2026-07-28 listed, only the 2025-11-25 tasks capability) is a warning", "EXT §Capability Negotiation; SEP-2663 §Backward Compatibility", needsNothing},
 	{"B17c", "2026-07-28", "server/discover carries _meta serverInfo (SHOULD: a warning)", "C26-DISC", needsNothing},
 	{"B17d", "2026-07-28", "server/discover carries the cache hints ttlMs and cacheScope", "C26-SCHEMA DiscoverResult (CacheableResult); C26-DISC", needsNothing},
-	{"B17e", "2026-07-28", "tools/list carries the cache hints ttlMs and cacheScope", "C26-SCHEMA ListToolsResult (CacheableResult)", needsNothing},
+	{"B17e", "2026-07-28", "every list result carries the cache hints ttlMs and cacheScope: tools/list, and prompts/list, resources/list and resources/templates/list when declared", "C26-SCHEMA ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult (CacheableResult)", needsNothing + "; the prompts and resources lists only when server/discover declares prompts or resources (else named as not judged)"},
 	{"B18", "2026-07-28", "every result carries resultType: complete, or task / input_required on tools/call only", "C26-BASIC §Result Responses; EXT §Polymorphic Results", needsNothing},
 	{"B19", "2026-07-28", "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)", "C26-BASIC §_meta", needsNothing},
 	{"B20", "2026-07-28", "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)", "C26-VER; C26-HTTP", needsNothing},

@@ -189,6 +189,39 @@ func TestEveryResultIsCatalogued(t *testing.T) {
 	}
 }
 
+// B17e judges the prompts and resources lists only when server/discover declares them, and
+// says what it did not judge and why; a server with resources but no templates is not blamed
+// for answering resources/templates/list with -32601.
+func TestListHintsOnlyWhenDeclared(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    checktest.Options
+		seen string
+	}{
+		{"all declared", checktest.Options{}, ""},
+		{"none declared", checktest.Options{Fault: checktest.HalfModern},
+			"not judged: prompts/list (no prompts capability declared); resources/list and resources/templates/list (no resources capability declared)"},
+		{"no templates", checktest.Options{NoTemplates: true}, "not judged: resources/templates/list (answered -32601: no templates)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := checktest.Start(t, c.o)
+			rep := Run(t.Context(), Options{HTTP: true, Connect: connector(s.URL), Eras: []string{rpc.VersionModern}, NoCall: true, Budget: 20 * time.Second})
+			found := false
+			for _, r := range rep.Results {
+				if r.ID == "B17e" {
+					found = true
+					if r.Status != Pass || r.Seen != c.seen {
+						t.Errorf("B17e %s %q, want pass %q", r.Status, r.Seen, c.seen)
+					}
+				}
+			}
+			if !found {
+				t.Error("B17e was not judged")
+			}
+		})
+	}
+}
+
 // The README's "Checking a server" lists every rule with its section and what it needs.
 func TestReadmeListsEveryRule(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")

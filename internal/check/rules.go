@@ -192,23 +192,12 @@ func (r *runner) modernProbes(ctx context.Context) {
 	}
 }
 
-// toolsPhase lists the tools, checks the list's cache hints, and runs the catalogue.
+// toolsPhase lists the tools, checks the cache hints of the list results, and runs the
+// catalogue.
 func (r *runner) toolsPhase(ctx context.Context) {
 	pages, err := r.listTools(ctx)
 	if r.modern {
-		const title, sec = "tools/list carries the cache hints ttlMs and cacheScope", "C26-SCHEMA ListToolsResult (CacheableResult)"
-		var bad []string
-		for i, p := range pages {
-			if pb := cacheHints(p.Result); pb != "" {
-				bad = append(bad, fmt.Sprintf("page %d: %s", i+1, pb))
-			}
-		}
-		switch {
-		case len(pages) > 0:
-			r.verdict("B17e", title, sec, strings.Join(bad, "; "), false)
-		default:
-			r.verdict("B17e", title, sec, "tools/list: "+describeErr(err), false)
-		}
+		r.listHints(ctx, pages, err)
 	}
 	if err != nil {
 		r.toolsErr = err
@@ -218,6 +207,94 @@ func (r *runner) toolsPhase(ctx context.Context) {
 	}
 	r.plan()
 	r.catalogue(ctx)
+}
+
+// listHints judges B17e: every list result is a CacheableResult (C26-SCHEMA ListToolsResult,
+// ListPromptsResult, ListResourcesResult and ListResourceTemplatesResult require ttlMs and
+// cacheScope). tools/list is always judged; prompts/list only when server/discover declares
+// prompts, resources/list and resources/templates/list only when it declares resources (a
+// server without them has no such methods: C26-HTTP answers them 404 and -32601). What was
+// not judged, and why, is said with the verdict.
+func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolErr error) {
+	const title = "every list result carries the cache hints ttlMs and cacheScope: tools/list, and prompts/list, resources/list and resources/templates/list when declared"
+	var bad []string
+	judge := func(method string, pages []*rpc.Message, err error) {
+		if len(pages) == 0 {
+			bad = append(bad, method+": "+describeErr(err))
+			return
+		}
+		for i, p := range pages {
+			if pb := cacheHints(p.Result); pb != "" {
+				bad = append(bad, fmt.Sprintf("%s page %d: %s", method, i+1, pb))
+			}
+		}
+	}
+	judge("tools/list", toolPages, toolErr)
+	var caps struct {
+		Prompts   json.RawMessage `json:"prompts"`
+		Resources json.RawMessage `json:"resources"`
+	}
+	_ = json.Unmarshal(obj(r.discover)["capabilities"], &caps)
+	declared := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
+	var notJudged []string
+	for _, c := range []struct {
+		capability string
+		declared   bool
+		methods    []string
+	}{
+		{"prompts", declared(caps.Prompts), []string{"prompts/list"}},
+		{"resources", declared(caps.Resources), []string{"resources/list", "resources/templates/list"}},
+	} {
+		if !c.declared {
+			notJudged = append(notJudged, fmt.Sprintf("%s (no %s capability declared)", strings.Join(c.methods, " and "), c.capability))
+			continue
+		}
+		for _, method := range c.methods {
+			pages, err := r.listPages(ctx, method)
+			var re *rpc.Error
+			if len(pages) == 0 && method == "resources/templates/list" && errors.As(err, &re) && re.Code == rpc.CodeMethodNotFound {
+				// A server may offer resources without templates: no sentence says it must
+				// answer this method.
+				notJudged = append(notJudged, method+" (answered -32601: no templates)")
+				continue
+			}
+			judge(method, pages, err)
+		}
+	}
+	problem := strings.Join(bad, "; ")
+	if problem == "" && len(notJudged) > 0 {
+		r.add("B17e", title, "", Pass, "not judged: "+strings.Join(notJudged, "; "))
+		return
+	}
+	r.verdict("B17e", title, "", problem, false)
+}
+
+// listPages fetches every page of a list method (at most 20, following nextCursor).
+func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, error) {
+	var pages []*rpc.Message
+	cursor := ""
+	seen := map[string]bool{}
+	for range 20 {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		m, err := r.send(ctx, method, params, req{})
+		if err != nil {
+			return pages, err
+		}
+		if m.Error != nil {
+			return pages, m.Error
+		}
+		pages = append(pages, m)
+		next := str(obj(m.Result)["nextCursor"])
+		if next == "" || seen[next] {
+			break
+		}
+		seen[next] = true
+		cursor = next
+	}
+	return pages, nil
 }
 
 func describeErr(err error) string {

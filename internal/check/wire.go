@@ -248,13 +248,16 @@ func (r *runner) schemaDef(method string, m *rpc.Message) (file, def, kind strin
 
 // modernResults names the schema file and definition of each 2026-07-28 result.
 var modernResults = map[string][2]string{
-	"server/discover":      {schemaModern, "DiscoverResult"},
-	"tools/list":           {schemaModern, "ListToolsResult"},
-	"tools/call":           {schemaModern, "CallToolResult"},
-	"tasks/get":            {schemaExt, "GetTaskResult"},
-	"tasks/update":         {schemaExt, "UpdateTaskResult"},
-	"tasks/cancel":         {schemaExt, "CancelTaskResult"},
-	"subscriptions/listen": {schemaModern, "SubscriptionsListenResult"},
+	"server/discover":          {schemaModern, "DiscoverResult"},
+	"tools/list":               {schemaModern, "ListToolsResult"},
+	"prompts/list":             {schemaModern, "ListPromptsResult"},
+	"resources/list":           {schemaModern, "ListResourcesResult"},
+	"resources/templates/list": {schemaModern, "ListResourceTemplatesResult"},
+	"tools/call":               {schemaModern, "CallToolResult"},
+	"tasks/get":                {schemaExt, "GetTaskResult"},
+	"tasks/update":             {schemaExt, "UpdateTaskResult"},
+	"tasks/cancel":             {schemaExt, "CancelTaskResult"},
+	"subscriptions/listen":     {schemaModern, "SubscriptionsListenResult"},
 }
 
 // legacyResults names the 2025-11-25 definition of each result (tasks/result returns the

@@ -11,7 +11,8 @@
 // it: summarize (a task that completes), validate (a task whose tool result has isError),
 // explode (a task that fails with a JSON-RPC error), interview (a task that asks for input),
 // crawl (a task that runs until it is cancelled), lookup (never a task) and wipe (annotated
-// destructiveHint: it must never be called unless named).
+// destructiveHint: it must never be called unless named). In 2026-07-28 it also declares prompts
+// and resources, with empty lists, so that the cache hints of every list result can be judged.
 package checktest
 
 import (
@@ -37,38 +38,41 @@ const (
 	Clean Fault = ""
 
 	// 2026-07-28 discovery and general rules.
-	DiscoverNoCacheHints Fault = "discover-no-cache-hints" // server/discover lacks ttlMs and cacheScope
-	ListNoCacheHints     Fault = "list-no-cache-hints"     // tools/list lacks ttlMs and cacheScope
-	DiscoverNoServerInfo Fault = "discover-no-serverinfo"  // no _meta serverInfo on server/discover
-	DiscoverLegacyCaps   Fault = "discover-legacy-caps"    // capabilities.tasks next to the extension
-	ExtensionSettings    Fault = "extension-settings"      // the extension's settings object is not {}
-	HalfModern           Fault = "half-modern"             // 2026-07-28 listed, 2025-style tasks capability, no extension
-	NoResultTypeOnGet    Fault = "no-resulttype-on-get"    // tasks/get results lack resultType
-	NoResultTypeOnCreate Fault = "no-resulttype-on-create" // CreateTaskResult lacks resultType
-	MetaNotRequired      Fault = "meta-not-required"       // requests without clientCapabilities are served
-	AnyVersion           Fault = "any-version"             // any protocol version is accepted
-	NoNameValidation     Fault = "no-name-validation"      // a wrong Mcp-Name is accepted
-	VersionHeaderCode    Fault = "version-header-code"     // header/body version mismatch answered -32022, not -32020
-	PingAnswered         Fault = "ping-answered"           // ping is answered under 2026-07-28
-	TasksResultAnswered  Fault = "tasks-result-answered"   // tasks/result is answered under 2026-07-28
-	TasksListAnswered    Fault = "tasks-list-answered"     // tasks/list is answered under 2026-07-28
-	TaskWithoutExt       Fault = "task-without-ext"        // a task is returned to a client without the extension
-	RequiredWrongCode    Fault = "required-wrong-code"     // a task-only tool without the extension: -32601, not -32021
-	NoExtensionGate      Fault = "no-extension-gate"       // tasks/* served to a client without the extension
-	NestedCreate         Fault = "nested-create"           // CreateTaskResult nests the task under "task"
-	GetNotConsistent     Fault = "get-not-consistent"      // the first tasks/get of every task says unknown
-	FailedNoError        Fault = "failed-no-error"         // a failed task has no error
-	ResultChanges        Fault = "result-changes"          // a finished task's result differs on the next poll
-	CancelEnvelope       Fault = "cancel-envelope"         // the tasks/cancel ack carries the task
-	CancelUnknownAck     Fault = "cancel-unknown-ack"      // tasks/cancel of an unknown id is acknowledged
-	CancelFinishedError  Fault = "cancel-finished-error"   // tasks/cancel of a finished task is an error (allowed: warn)
-	UpdateEnvelope       Fault = "update-envelope"         // the tasks/update ack carries the task
-	InputKeyReused       Fault = "input-key-reused"        // an inputRequests key is reused for another request
-	EarlyExpiry          Fault = "early-expiry"            // finished tasks vanish long before their ttl / ttlMs (both eras)
-	ListenNoAck          Fault = "listen-no-ack"           // subscriptions/listen sends no acknowledgement first
-	ContentNoText        Fault = "content-no-text"         // a text content block without text (schema only)
-	DiscoverResultType   Fault = "discover-resulttype"     // server/discover says resultType "done"
-	MissingCapNoData     Fault = "missing-cap-no-data"     // -32021 errors carry no data.requiredCapabilities
+	DiscoverNoCacheHints  Fault = "discover-no-cache-hints"  // server/discover lacks ttlMs and cacheScope
+	ListNoCacheHints      Fault = "list-no-cache-hints"      // tools/list lacks ttlMs and cacheScope
+	PromptsNoCacheHints   Fault = "prompts-no-cache-hints"   // prompts/list lacks ttlMs and cacheScope
+	ResourcesNoCacheHints Fault = "resources-no-cache-hints" // resources/list lacks ttlMs and cacheScope
+	TemplatesNoCacheHints Fault = "templates-no-cache-hints" // resources/templates/list lacks ttlMs and cacheScope
+	DiscoverNoServerInfo  Fault = "discover-no-serverinfo"   // no _meta serverInfo on server/discover
+	DiscoverLegacyCaps    Fault = "discover-legacy-caps"     // capabilities.tasks next to the extension
+	ExtensionSettings     Fault = "extension-settings"       // the extension's settings object is not {}
+	HalfModern            Fault = "half-modern"              // 2026-07-28 listed, 2025-style tasks capability, no extension
+	NoResultTypeOnGet     Fault = "no-resulttype-on-get"     // tasks/get results lack resultType
+	NoResultTypeOnCreate  Fault = "no-resulttype-on-create"  // CreateTaskResult lacks resultType
+	MetaNotRequired       Fault = "meta-not-required"        // requests without clientCapabilities are served
+	AnyVersion            Fault = "any-version"              // any protocol version is accepted
+	NoNameValidation      Fault = "no-name-validation"       // a wrong Mcp-Name is accepted
+	VersionHeaderCode     Fault = "version-header-code"      // header/body version mismatch answered -32022, not -32020
+	PingAnswered          Fault = "ping-answered"            // ping is answered under 2026-07-28
+	TasksResultAnswered   Fault = "tasks-result-answered"    // tasks/result is answered under 2026-07-28
+	TasksListAnswered     Fault = "tasks-list-answered"      // tasks/list is answered under 2026-07-28
+	TaskWithoutExt        Fault = "task-without-ext"         // a task is returned to a client without the extension
+	RequiredWrongCode     Fault = "required-wrong-code"      // a task-only tool without the extension: -32601, not -32021
+	NoExtensionGate       Fault = "no-extension-gate"        // tasks/* served to a client without the extension
+	NestedCreate          Fault = "nested-create"            // CreateTaskResult nests the task under "task"
+	GetNotConsistent      Fault = "get-not-consistent"       // the first tasks/get of every task says unknown
+	FailedNoError         Fault = "failed-no-error"          // a failed task has no error
+	ResultChanges         Fault = "result-changes"           // a finished task's result differs on the next poll
+	CancelEnvelope        Fault = "cancel-envelope"          // the tasks/cancel ack carries the task
+	CancelUnknownAck      Fault = "cancel-unknown-ack"       // tasks/cancel of an unknown id is acknowledged
+	CancelFinishedError   Fault = "cancel-finished-error"    // tasks/cancel of a finished task is an error (allowed: warn)
+	UpdateEnvelope        Fault = "update-envelope"          // the tasks/update ack carries the task
+	InputKeyReused        Fault = "input-key-reused"         // an inputRequests key is reused for another request
+	EarlyExpiry           Fault = "early-expiry"             // finished tasks vanish long before their ttl / ttlMs (both eras)
+	ListenNoAck           Fault = "listen-no-ack"            // subscriptions/listen sends no acknowledgement first
+	ContentNoText         Fault = "content-no-text"          // a text content block without text (schema only)
+	DiscoverResultType    Fault = "discover-resulttype"      // server/discover says resultType "done"
+	MissingCapNoData      Fault = "missing-cap-no-data"      // -32021 errors carry no data.requiredCapabilities
 
 	// 2025-11-25 rules.
 	LegacyCapsKey        Fault = "legacy-caps-key"        // an unknown key under capabilities.tasks
@@ -115,6 +119,9 @@ type Options struct {
 	Step time.Duration
 	// PollMs is the poll interval the tasks suggest (10 ms when zero).
 	PollMs int
+	// NoTemplates answers resources/templates/list with -32601, as a server whose resources
+	// have no templates may (not a fault).
+	NoTemplates bool
 }
 
 // Server is a running test server.
@@ -607,7 +614,8 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, m *request,
 func (s *Server) modern(w http.ResponseWriter, r *http.Request, m *request, hasExt bool) (any, *rpcError) {
 	switch m.Method {
 	case "server/discover":
-		caps := map[string]any{"tools": map[string]any{}, "extensions": map[string]any{ext: map[string]any{}}}
+		caps := map[string]any{"tools": map[string]any{}, "prompts": map[string]any{}, "resources": map[string]any{},
+			"extensions": map[string]any{ext: map[string]any{}}}
 		switch {
 		case s.is(DiscoverLegacyCaps):
 			caps["tasks"] = map[string]any{"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
@@ -639,6 +647,18 @@ func (s *Server) modern(w http.ResponseWriter, r *http.Request, m *request, hasE
 		}
 		res := s.complete(map[string]any{"tools": list, "ttlMs": 60000, "cacheScope": "public"})
 		if s.is(ListNoCacheHints) {
+			delete(res, "ttlMs")
+			delete(res, "cacheScope")
+		}
+		return res, nil
+	case "prompts/list", "resources/list", "resources/templates/list":
+		if s.is(HalfModern) || (s.o.NoTemplates && m.Method == "resources/templates/list") {
+			break // half-modern declares neither; without templates the method is unknown
+		}
+		key := map[string]string{"prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"}[m.Method]
+		res := s.complete(map[string]any{key: []any{}, "ttlMs": 60000, "cacheScope": "public"})
+		if (m.Method == "prompts/list" && s.is(PromptsNoCacheHints)) || (m.Method == "resources/list" && s.is(ResourcesNoCacheHints)) ||
+			(m.Method == "resources/templates/list" && s.is(TemplatesNoCacheHints)) {
 			delete(res, "ttlMs")
 			delete(res, "cacheScope")
 		}
