@@ -29,9 +29,12 @@ type ClientOptions struct {
 	// 2025-11-25 session (C26-MRTR §Server Requirements forbids servers from sending input
 	// requests of a kind the client did not declare).
 	Elicitation bool
+	// Sampling declares the sampling capability, under the same rule: only when something
+	// answers sampling/createMessage (a program given with --on-input exec).
+	Sampling bool
 	// OnRequest answers a server-to-client request (2025-11-25 elicitation/create and the like).
-	// It returns the result object, or an *Error. When nil, such requests are refused with
-	// -32601, which is right because nothing was declared.
+	// It returns the result object, or an *Error; NoResponse sends nothing back. When nil,
+	// such requests are refused with -32601, which is right because nothing was declared.
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error)
 	// OnNotify receives server notifications (progress, notifications/tasks/status, log).
 	OnNotify func(method string, params json.RawMessage)
@@ -352,7 +355,14 @@ func taskParams(id string, meta []byte) []byte {
 	return append(out, '}')
 }
 
-// handle receives server-initiated messages from the transport.
+// NoResponse, returned by an OnRequest, leaves the server's request unanswered: nothing is sent
+// back. mcptask gives up on a question this way when the answer it has is wrong, so that the
+// task stays as it was (the server sees its request abandoned, as when a client goes away,
+// rather than a refusal or a cancelled question it would act upon).
+var NoResponse = &Error{Code: CodeInternalError, Message: "left unanswered"}
+
+// handle receives server-initiated messages from the transport. It returns nil for a
+// notification, and for a request left unanswered (NoResponse).
 func (c *Client) handle(ctx context.Context, msg *Message) *Message {
 	if msg.IsNotification() {
 		if c.dispatchSubscription(msg) {
@@ -371,6 +381,9 @@ func (c *Client) handle(ctx context.Context, msg *Message) *Message {
 		return &Message{Error: &Error{Code: CodeMethodNotFound, Message: "mcptask does not handle " + msg.Method}}
 	}
 	res, rerr := c.opts.OnRequest(ctx, msg.Method, msg.Params)
+	if rerr == NoResponse {
+		return nil
+	}
 	if rerr != nil {
 		return &Message{Error: rerr}
 	}

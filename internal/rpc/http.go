@@ -462,12 +462,11 @@ func (t *HTTPTransport) getHandler() Handler { t.mu.Lock(); defer t.mu.Unlock();
 // answer runs the handler for a server-to-client request and POSTs the response back
 // (C25-TRANS: each client-to-server message, including a response, is its own POST).
 func (t *HTTPTransport) answer(ctx context.Context, m *Message, hdr http.Header) {
-	var resp *Message
+	resp := &Message{Error: &Error{Code: CodeMethodNotFound, Message: "mcptask does not handle " + m.Method}}
 	if h := t.getHandler(); h != nil {
-		resp = h(ctx, m)
-	}
-	if resp == nil {
-		resp = &Message{Error: &Error{Code: CodeMethodNotFound, Message: "mcptask does not handle " + m.Method}}
+		if resp = h(ctx, m); resp == nil {
+			return // left unanswered (NoResponse)
+		}
 	}
 	resp.JSONRPC = "2.0"
 	resp.ID = m.ID

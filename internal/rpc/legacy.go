@@ -24,6 +24,9 @@ func (c *Client) initialize(ctx context.Context) error {
 	if c.opts.Elicitation {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
+	if c.opts.Sampling {
+		caps["sampling"] = map[string]any{}
+	}
 	res, err := c.call(ctx, "initialize", map[string]any{
 		"protocolVersion": VersionLegacy,
 		"capabilities":    caps,

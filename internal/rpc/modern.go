@@ -86,6 +86,9 @@ func (c *Client) modernCaps() map[string]any {
 	if c.opts.Elicitation {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
+	if c.opts.Sampling {
+		caps["sampling"] = map[string]any{}
+	}
 	return caps
 }
 

@@ -226,12 +226,11 @@ func (t *StdioTransport) answer(m *Message) {
 	t.mu.Lock()
 	h := t.handler
 	t.mu.Unlock()
-	var resp *Message
+	resp := &Message{Error: &Error{Code: CodeMethodNotFound, Message: "mcptask does not handle " + m.Method}}
 	if h != nil {
-		resp = h(context.Background(), m)
-	}
-	if resp == nil {
-		resp = &Message{Error: &Error{Code: CodeMethodNotFound, Message: "mcptask does not handle " + m.Method}}
+		if resp = h(context.Background(), m); resp == nil {
+			return // left unanswered (NoResponse)
+		}
 	}
 	resp.JSONRPC, resp.ID, resp.Method = "2.0", m.ID, ""
 	_ = t.write(resp)

@@ -35,7 +35,8 @@ type Transport interface {
 // (notifications/progress, notifications/tasks/status, notifications/message).
 //
 // For a request the handler returns the response to send (Result or Error set; the transport
-// fills in jsonrpc and id). For a notification it returns nil. It runs on the transport's
+// fills in jsonrpc and id), or nil to leave the request unanswered (the client gave up on it:
+// see NoResponse). For a notification it returns nil. It runs on the transport's
 // reading goroutine, so it must not call RoundTrip on the same transport and wait for it.
 type Handler func(ctx context.Context, msg *Message) *Message
 
