@@ -96,7 +96,8 @@ endpoint, and follows the server rules of both.
 Tools: echo (immediate), sleep (a task with a status message per second), fail (a
 JSON-RPC error), tool_error (an isError result), ask (needs input through an
 elicitation form), confirm (2026-07-28 multi-round-trip input before the task),
-forever (runs until cancelled).
+forever (runs until cancelled), deploy (asks to confirm under a key made up at run
+time, confirm-<8 hex digits>, one question per --arg targets=N).
 
 With --store FILE the server keeps its tasks in FILE and picks them up again after a
 restart, which is what resume tests need.

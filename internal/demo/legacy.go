@@ -230,6 +230,11 @@ func (s *Server) legacyResult(ctx context.Context, r *legacyReq, id string) (any
 		s.mu.Unlock()
 		if ask {
 			s.elicit(ctx, r, t, in)
+			if ctx.Err() != nil {
+				// The client went away without answering: the question stays open for the
+				// next tasks/result.
+				return nil, &rpc.Error{Code: rpc.CodeInternalError, Message: "request cancelled"}
+			}
 			continue
 		}
 		select {

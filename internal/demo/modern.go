@@ -198,7 +198,7 @@ func (s *Server) handleModern(ctx context.Context, r *modernReq) (any, *rpc.Erro
 			// SEP-2663: legacy tasks.* capabilities are not advertised under 2026-07-28.
 			"extensions": map[string]any{rpc.TasksExtension: map[string]any{}},
 		}
-		instructions := "mcptask demo server. Tools: echo, sleep, fail, tool_error, ask, forever, confirm. Declare the io.modelcontextprotocol/tasks extension to get tasks."
+		instructions := "mcptask demo server. Tools: echo, sleep, fail, tool_error, ask, forever, confirm, deploy. Declare the io.modelcontextprotocol/tasks extension to get tasks."
 		if s.opts.Conformance {
 			// The suite's server-stateless mutates the tool and prompt lists through its
 			// diagnostic hooks (test_trigger_tool_change, test_trigger_prompt_change) and
@@ -272,11 +272,11 @@ func (s *Server) modernCall(ctx context.Context, r *modernReq) (any, *rpc.Error)
 		// Sync-only: a legacy task param (ignored, SEP-2663) or the extension never makes
 		// it a task.
 		return complete(rawMap(greetResult(a))), nil
-	case "ask":
+	case "ask", "deploy":
 		if !r.caps.elicitation() {
 			// C26-MRTR §Server Requirements: no input requests of a kind the client did not
 			// declare.
-			return nil, missingCapability(map[string]any{"elicitation": map[string]any{}}, "tool ask needs the elicitation capability to ask its question")
+			return nil, missingCapability(map[string]any{"elicitation": map[string]any{}}, "tool "+p.Name+" needs the elicitation capability to ask its question")
 		}
 	case "sleep":
 		if !ext && s.sleepIsLong(a) {

@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -106,6 +108,9 @@ var tools = []tool{
 		Schema: `{"type":"object","properties":{}}`, TaskSupport: "required"},
 	{Name: "confirm", Description: "Ask for confirmation before starting (2026-07-28 multi round-trip input), then run one step.",
 		Schema: `{"type":"object","properties":{}}`},
+	{Name: "deploy", Description: "Ask to confirm a deployment, one question per target under a key made up at run time (confirm-<8 hex digits>), then say whether it deployed.",
+		Schema:      `{"type":"object","properties":{"targets":{"type":"integer","minimum":1,"maximum":10,"default":1,"description":"how many targets to deploy to, each confirmed by a question of its own"}}}`,
+		TaskSupport: "required"},
 }
 
 // toolList returns the tools a server offers in era: the demo tools, and with
@@ -157,6 +162,7 @@ type toolArgs struct {
 	Steps    *int     `json:"steps"`
 	Message  string   `json:"message"`
 	Question string   `json:"question"`
+	Targets  *int     `json:"targets"`
 	// The conformance fixtures' arguments.
 	Name     string `json:"name"`
 	Label    string `json:"label"`
@@ -182,6 +188,10 @@ func parseArgs(name string, raw json.RawMessage) (toolArgs, *rpc.Error) {
 		}
 		if a.Steps != nil && (*a.Steps < 1 || *a.Steps > 3600) {
 			return a, invalidParams("sleep: steps must be between 1 and 3600")
+		}
+	case "deploy":
+		if a.Targets != nil && (*a.Targets < 1 || *a.Targets > 10) {
+			return a, invalidParams("deploy: targets must be between 1 and 10")
 		}
 	}
 	return a, nil
@@ -279,8 +289,44 @@ func questions(name string, a toolArgs) []taskInput {
 		return []taskInput{{Key: "confirm", Request: confirmDeleteRequest(a.Filename)}}
 	case "multi_input":
 		return multiInputRequests()
+	case "deploy":
+		return deployQuestions(a)
 	}
 	return nil
+}
+
+// deployQuestions are the questions of the deploy tool: one per target, all asking for the
+// same field, each under a key made up now (confirm-<8 hex digits>), which a client cannot know
+// before it asks the task. Keys are never reused (EXT §Task Update Requests), and are kept with
+// the task, so a restarted server asks the same ones.
+func deployQuestions(a toolArgs) []taskInput {
+	n := 1
+	if a.Targets != nil {
+		n = *a.Targets
+	}
+	out := make([]taskInput, 0, n)
+	for i := range n {
+		msg := "Deploy now?"
+		if n > 1 {
+			msg = fmt.Sprintf("Deploy to target %d of %d?", i+1, n)
+		}
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		out = append(out, taskInput{Key: "confirm-" + hex.EncodeToString(b), Request: elicitForm(msg,
+			map[string]any{"confirm": map[string]any{"type": "boolean", "title": "Deploy"}}, "confirm")})
+	}
+	return out
+}
+
+// deployResult says whether the deploy tool deployed: only when every question was accepted
+// with confirm true.
+func deployResult(t *task) json.RawMessage {
+	for _, in := range t.Inputs {
+		if ans := decodeAnswer(in.Answer); ans.Action != "accept" || ans.Content["confirm"] != true {
+			return textResult("not deployed", false)
+		}
+	}
+	return textResult("deployed", false)
 }
 
 // elicitAnswer is an ElicitResult.
@@ -302,6 +348,8 @@ func inputResult(t *task, a toolArgs) json.RawMessage {
 		return confirmDeleteResult(a.Filename, decodeAnswer(t.answer("confirm")))
 	case "multi_input":
 		return multiInputResult(t)
+	case "deploy":
+		return deployResult(t)
 	}
 	ans := decodeAnswer(t.answer("name"))
 	if ans.Action != "accept" {
@@ -486,7 +534,7 @@ func (s *Server) stepLocked(t *task, fired bool) (d time.Duration, waitInput boo
 			s.completeLocked(t, textResult("confirmed", false), false)
 		}
 		return s.opts.StepDelay, false
-	case "ask", "confirm_delete", "multi_input":
+	case "ask", "confirm_delete", "multi_input", "deploy":
 		return s.inputStepLocked(t, a, fired)
 	}
 	if d, ok := s.fixtureStepLocked(t, a, fired); ok {
@@ -512,7 +560,7 @@ func (s *Server) countStepsLocked(t *task, fired bool, n int, step time.Duration
 	return step
 }
 
-// inputStepLocked is the work of a tool that needs input (ask, confirm_delete, multi_input):
+// inputStepLocked is the work of a tool that needs input (ask, deploy, confirm_delete, multi_input):
 // ask every question at once, wait until all are answered, then finish one step later.
 func (s *Server) inputStepLocked(t *task, a toolArgs, fired bool) (time.Duration, bool) {
 	if len(t.Inputs) == 0 {
