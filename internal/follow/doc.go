@@ -59,16 +59,21 @@
 //
 // # Answering input
 //
-// A question (a 2026-07-28 inputRequests entry, or a 2025-11-25 elicitation/create that
-// arrives while tasks/result is kept open) goes first to Options.Answerer. Answers, the
-// answers given with --answer and --answers (and "*" for --on-input decline), is one; Chain
-// tries several in turn. A question no Answerer takes goes to whoever listens when
-// Options.Listen is set (the live view, which answers with Answer), and otherwise ends the
-// task's follow as EndInputRequired, its questions in the Outcome. Answered keys are
-// remembered in the ledger and never answered twice. Another way of answering is another
-// Answerer: a program run for each request (--on-input exec:'cmd', given the Request as JSON
-// and printing the response), or answers matched by field name rather than by key, slot into
-// the Chain in front of the listener without the engine changing.
+// A question (a 2026-07-28 inputRequests entry, or a 2025-11-25 elicitation/create or
+// sampling/createMessage that arrives while tasks/result is kept open) goes first to
+// Options.Answerer. Answers, the answers given with --answer and --answers (and "*" for
+// --on-input decline), is one: by key, or by the names of the fields a question asks for;
+// answerexec.Exec, a program run for each question (--on-input exec:'cmd', given the Request
+// as JSON and printing the response), is another; Chain tries several in turn. Before any of
+// a task's open questions is answered the Answerer is resolved against all of them
+// (Resolver), so that an answer that fits two questions by their fields answers neither. A
+// wrong answer (an Answerer's error) is never sent: the question stays open, the task as it
+// was, and the follow ends with the error (EndError). A question no Answerer takes goes to
+// whoever listens when Options.Listen is set (the live view, which answers with Answer), and
+// otherwise ends the task's follow as EndInputRequired, its questions in the Outcome.
+// Answered keys are remembered in the ledger and never answered twice. Another way of
+// answering is another Answerer, slotted into the Chain in front of the listener without the
+// engine changing.
 //
 // # Outcomes
 //

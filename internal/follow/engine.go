@@ -40,7 +40,8 @@ type Options struct {
 	// NoPush polls only: no subscriptions/listen, 2025-11-25 notifications/tasks/status
 	// ignored (--no-push).
 	NoPush bool
-	// Answerer answers questions without a person (--answer, --answers, --on-input decline).
+	// Answerer answers questions without a person (--answer, --answers, --on-input decline or
+	// exec).
 	Answerer Answerer
 	// Listen keeps a task that asks a question no Answerer takes followed: the question goes
 	// out as events (Requests) and waits for an Answer command. Set it when someone listens
@@ -116,12 +117,16 @@ func (e *Engine) Server(name, key string) *Server {
 
 // ClientOptions returns base with the engine's hooks: notifications (progress, 2025-11-25
 // notifications/tasks/status) reach the engine, and when something can answer questions (an
-// Answerer, or a listener) elicitation is declared and 2025-11-25 questions are taken. C26-MRTR
-// §Server Requirements: a client declares elicitation only when something will answer.
+// Answerer, or a listener) elicitation is declared and 2025-11-25 questions are taken; sampling
+// is declared when the Answerer samples (a program, --on-input exec). C26-MRTR §Server
+// Requirements: a client declares elicitation only when something will answer.
 func (s *Server) ClientOptions(base rpc.ClientOptions) rpc.ClientOptions {
 	if s.e.opts.Answerer != nil || s.e.opts.Listen {
 		base.Elicitation = true
 		base.OnRequest = s.onRequest
+	}
+	if s.e.opts.Answerer != nil && Samples(s.e.opts.Answerer) {
+		base.Sampling = true
 	}
 	inner := base.OnNotify
 	base.OnNotify = func(method string, params json.RawMessage) {
@@ -414,25 +419,36 @@ func (s *Server) wakeAll() {
 
 // onRequest takes a 2025-11-25 server-to-client request that arrived while tasks/result was
 // open (C25-TASKS §Input Required Status): an Answerer's answer, else the person listening,
-// else it is cancelled (elicitation) or refused.
+// else it is cancelled (elicitation) or refused. A wrong answer (the Answerer's error) is not
+// sent: the question is left unanswered, the task as it was, and its follow ends with the
+// error, as on 2026-07-28.
 func (s *Server) onRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 	e := s.e
-	if method == "sampling/createMessage" {
+	req, answerable := legacyRequest(e.opts.Answerer, method, params)
+	if method == "sampling/createMessage" && !answerable {
 		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "mcptask does not sample language models"}
 	}
-	id := relatedTask(params)
+	id := req.TaskID
 	s.mu.Lock()
 	k := s.byID[id]
 	s.mu.Unlock()
-	req := Request{TaskID: id, Key: "elicitation", Legacy: true, Method: method, Params: params}
-	if e.opts.Answerer != nil && method == "elicitation/create" {
+	if k != nil {
+		req.Tool = k.tool
+	}
+	req.Server = s.name
+	if e.opts.Answerer != nil && answerable {
 		resp, ok, err := e.opts.Answerer.Answer(ctx, req)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, rpc.NoResponse // the stream that asked is gone (the follow ended)
+		case err != nil && k != nil:
+			k.answerFailed(err)
+			return nil, rpc.NoResponse
 		case err != nil:
 			e.emit(Event{Kind: KindNote, TaskID: id, Server: s.name, Message: err.Error() + "; cancelling the question"})
 			return json.RawMessage(`{"action":"cancel"}`), nil
 		case ok:
-			e.emit(Event{Kind: KindAnswered, TaskID: id, Server: s.name, Era: rpc.EraLegacy, Keys: []string{"elicitation"}})
+			e.emit(Event{Kind: KindAnswered, TaskID: id, Server: s.name, Era: rpc.EraLegacy, Keys: []string{req.Key}})
 			return resp, nil
 		}
 	}

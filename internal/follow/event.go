@@ -172,14 +172,20 @@ type Outcome struct {
 }
 
 // Request is one question a task asks, in either era: a 2026-07-28 inputRequests entry, or a
-// 2025-11-25 server-to-client request (elicitation/create, roots/list) that arrived while
-// tasks/result was open (C25-TASKS §Input Required Status).
+// 2025-11-25 server-to-client request (elicitation/create, sampling/createMessage) that
+// arrived while tasks/result was open (C25-TASKS §Input Required Status).
 type Request struct {
+	// TaskID is the task that asks; empty for a multi-round-trip tools/call, which asks
+	// before there is a task.
 	TaskID string
-	// Key identifies the question: the inputRequests key, or for 2025-11-25 a key the engine
-	// makes up ("question-1", ...) so that an Answer can name it.
+	// Tool and Server are the tool the task runs and its server, as a person knows them.
+	Tool, Server string
+	// Key identifies the question: the inputRequests key; for 2025-11-25, "elicitation" or
+	// "sampling" for an Answerer, and a key the engine makes up ("question-1", ...) for the
+	// listener, so that an Answer can name it.
 	Key string
-	// Legacy marks a 2025-11-25 question: its answers are looked up as "elicitation".
+	// Legacy marks a 2025-11-25 question: an elicitation's answer is looked up as
+	// "elicitation".
 	Legacy bool
 	// Method is the request's method; Params its params as sent (message, mode, url,
 	// requestedSchema).
@@ -187,8 +193,9 @@ type Request struct {
 	Params json.RawMessage
 }
 
-// requestsOf lists the inputRequests entries of t whose keys are not in answered, by key.
-func requestsOf(t *rpc.Task, answered map[string]bool) []Request {
+// requestsOf lists the inputRequests entries of t whose keys are not in answered, by key, each
+// with the Tool and Server of about.
+func requestsOf(t *rpc.Task, answered map[string]bool, about Request) []Request {
 	if len(t.InputRequests) == 0 {
 		return nil
 	}
@@ -202,7 +209,7 @@ func requestsOf(t *rpc.Task, answered map[string]bool) []Request {
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(t.InputRequests[k], &r)
-		out = append(out, Request{TaskID: t.TaskID, Key: k, Method: r.Method, Params: r.Params})
+		out = append(out, Request{TaskID: t.TaskID, Tool: about.Tool, Server: about.Server, Key: k, Method: r.Method, Params: r.Params})
 	}
 	return out
 }

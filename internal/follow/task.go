@@ -34,6 +34,9 @@ type task struct {
 	result   *legacyResult
 	ended    bool
 	answered map[string]bool
+	// answerErr is a wrong answer to a 2025-11-25 question (the Answerer's error), left
+	// unanswered: it ends the follow.
+	answerErr error
 
 	// The loop's own state.
 	t           *rpc.Task // as last seen
@@ -315,8 +318,11 @@ func (k *task) requests() []Request {
 		}
 		return out
 	}
-	return requestsOf(k.t, k.answered)
+	return requestsOf(k.t, k.answered, k.about())
 }
+
+// about is what every question of the task carries: the task, its tool and its server.
+func (k *task) about() Request { return Request{TaskID: k.id, Tool: k.tool, Server: k.s.name} }
 
 // plan works out when the next poll is due, the delay in use and where it comes from.
 func (k *task) plan(now time.Time) (time.Time, time.Duration, string) {
@@ -435,6 +441,13 @@ func (k *task) settle(ctx, wctx context.Context) (Outcome, bool) {
 	if t.Status.Terminal() {
 		return k.finish(ctx), true
 	}
+	k.mu.Lock()
+	answerErr := k.answerErr
+	k.mu.Unlock()
+	if answerErr != nil {
+		// The question was left unanswered and the task as it was: the follow ends with why.
+		return k.broken(answerErr), true
+	}
 	if t.Status == rpc.StatusInputRequired {
 		if out, done := k.input(wctx); done {
 			return out, true
@@ -481,7 +494,7 @@ func (k *task) input(wctx context.Context) (Outcome, bool) {
 	}
 	k.mu.Unlock()
 	if o.Answerer != nil {
-		keys, err := SendAnswers(wctx, k.s.c, k.t, o.Answerer, answered)
+		keys, err := SendAnswers(wctx, k.s.c, k.t, o.Answerer, answered, k.about())
 		if err != nil {
 			if wctx.Err() != nil {
 				return k.abandoned(wctx), true
@@ -529,6 +542,17 @@ func (k *task) openResult(wctx context.Context) {
 		k.mu.Unlock()
 		k.signal()
 	}()
+}
+
+// answerFailed ends the follow of the task with err, the wrong answer an Answerer had for one
+// of its 2025-11-25 questions.
+func (k *task) answerFailed(err error) {
+	k.mu.Lock()
+	if k.answerErr == nil {
+		k.answerErr = err
+	}
+	k.mu.Unlock()
+	k.signal()
 }
 
 // park hands a 2025-11-25 question to the listener and waits for its answer.
