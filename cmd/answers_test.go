@@ -104,3 +104,55 @@ func TestUpdateCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateByFieldsAndProgram: `mcptask update` answers the deploy question, keyed at run
+// time, by its field name, and with a program (--on-input exec); a program that fails is exit
+// 5 and sends nothing, so the task still waits for the next answer.
+func TestUpdateByFieldsAndProgram(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{})
+			start := func() string {
+				r := runCLI(t, t.Context(), nil, "call", "deploy", "--detach", "--server", url, "--protocol", era, "--answer", "unused={}")
+				id := strings.TrimSpace(r.Stdout)
+				if r.Code != ExitOK || id == "" {
+					t.Fatalf("call --detach: %d %s", r.Code, r.Stderr)
+				}
+				waitFor(t, "the task to ask", 5e9, func() bool {
+					g := runCLI(t, t.Context(), nil, "get", id, "--json")
+					return strings.Contains(g.Stdout, `"status":"input_required"`)
+				})
+				return id
+			}
+			result := func(id, want string) {
+				t.Helper()
+				res := runCLI(t, t.Context(), nil, "result", id, "--timeout", "30s")
+				if res.Code != ExitOK || strings.TrimSpace(res.Stdout) != want {
+					t.Fatalf("result: code %d stdout %q stderr %s", res.Code, res.Stdout, res.Stderr)
+				}
+			}
+
+			id := start()
+			u := runCLI(t, t.Context(), nil, "update", id, "--answer", `confirm={"confirm":true}`, "--json")
+			if u.Code != ExitOK || !strings.Contains(u.Stdout, `"answered":["`) {
+				t.Fatalf("update by field name: code %d stdout %s stderr %s", u.Code, u.Stdout, u.Stderr)
+			}
+			result(id, "deployed")
+
+			id = start()
+			u = runCLI(t, t.Context(), nil, "update", id, "--on-input", `exec:sh -c "echo 'no key for you' >&2; exit 4"`)
+			if u.Code != ExitInputRequired || !strings.Contains(u.Stderr, "was not answered") || !strings.Contains(u.Stderr, "no key for you") {
+				t.Fatalf("update with a failing program: code %d stderr %s", u.Code, u.Stderr)
+			}
+			g := runCLI(t, t.Context(), nil, "get", id, "--json")
+			if !strings.Contains(g.Stdout, `"status":"input_required"`) {
+				t.Fatalf("after a failing program the task is not waiting: %s", g.Stdout)
+			}
+			u = runCLI(t, t.Context(), nil, "update", id, "--on-input", `exec:sh -c "cat >/dev/null; echo '{\"confirm\":false}'"`)
+			if u.Code != ExitOK {
+				t.Fatalf("update with a program: code %d stderr %s", u.Code, u.Stderr)
+			}
+			result(id, "not deployed")
+		})
+	}
+}

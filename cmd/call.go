@@ -104,7 +104,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
-	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	answers, err := opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	// given come first; on a terminal, the person answers the rest (the same forms as the
 	// live view).
 	for round := 0; res.Kind == rpc.KindInputRequired && round < 16; round++ {
-		responses, err := follow.Respond(ctx, e.Answerer(), "", res.InputRequests)
+		responses, err := follow.Respond(ctx, e.Answerer(), follow.Request{Tool: opts.Tool, Server: ref.String()}, res.InputRequests)
 		if err != nil {
 			return usageIfAnswer(err)
 		}

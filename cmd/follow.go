@@ -26,7 +26,7 @@ type followOptions struct {
 	// before the tools/call).
 	Deadline time.Time
 	Once     bool
-	Answers  follow.Answers
+	Answers  follow.Answerer
 	// Live is the live view: a person answers what Answers does not.
 	Live bool
 	// NoPush polls only, whatever --no-push says.

@@ -55,7 +55,7 @@ EXIT STATUS
 
 func runResult(ctx context.Context, opts *ResultOptions) error {
 	f := opts.f
-	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	answers, err := opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func selectResume(f *Factory, file *state.File, ids []string) ([]state.Record, e
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {
 	f := opts.f
-	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	answers, err := opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -37,19 +37,24 @@ the task has moved on.
 
 An answer is the spec's response for the request, {"action":"accept","content":{…}},
 or just the content object. It is checked against the request's requestedSchema before
-anything is sent; a mismatch is a usage error naming the field.
+anything is sent; a mismatch is a usage error naming the field. A key the task does not
+ask for answers the one question that asks for exactly the fields it names
+(--answer confirm='{"confirm":true}' for a question keyed confirm-e6f21b98). With
+--on-input exec:CMD, CMD answers each question: the question as JSON on its stdin, the
+answer on its stdout, checked the same way.
 
 EXIT STATUS
   0 answered; 2 bad or unneeded answer (nothing sent); 5 the task is not waiting for
-  input; 6 unknown task; 1 other errors.`,
+  input, or the --on-input exec program gave no answer that fits (nothing sent);
+  6 unknown task; 1 other errors.`,
 		Example: `  mcptask update "$id" --answer name='{"name":"Ada"}'
   mcptask update "$id" --answers answers.json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskID = args[0]
-			if len(opts.Answer) == 0 && opts.Answers == "" {
-				return flagErrorf("nothing to answer: give --answer KEY=JSON or --answers FILE")
+			if opts.AnswerFlags.none() {
+				return flagErrorf("nothing to answer: give --answer KEY=JSON, --answers FILE or --on-input exec:CMD")
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -64,7 +69,11 @@ EXIT STATUS
 
 func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	f := opts.f
-	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	answers, err := opts.AnswerFlags.given(f.IO.In)
+	if err != nil {
+		return err
+	}
+	answerer, err := opts.AnswerFlags.answerer(answers, f.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -75,9 +84,20 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	var asked sync.WaitGroup
 	asked.Add(1)
 	var once sync.Once
+	var failed error // a wrong answer, left unanswered
+	// What the questions are about, for a program that answers them.
+	about := follow.Request{}
+	if rec != nil {
+		about.Tool = rec.Tool
+	}
+	if ref, err := f.refOf(rec); err == nil {
+		about.Server = ref.String()
+	}
 	// 2025-11-25: the question arrives as elicitation/create while tasks/result is open.
-	handler := follow.Handler(answers, func(msg string) { f.warnf("%s", msg) })
-	copts := rpc.ClientOptions{Elicitation: true, OnRequest: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	handler := follow.Handler(answerer, about, func(msg string) { f.warnf("%s", msg) }, func(err error) {
+		once.Do(func() { failed = err; asked.Done() })
+	})
+	copts := rpc.ClientOptions{Elicitation: true, Sampling: follow.Samples(answerer), OnRequest: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 		defer once.Do(asked.Done)
 		return handler(ctx, method, params)
 	}}
@@ -103,12 +123,10 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s is %s, not waiting for input; nothing was sent", opts.TaskID, t.Status)}
 	}
 	if c.Era() == rpc.EraModern {
-		for k := range answers {
-			if _, ok := t.InputRequests[k]; !ok && k != "*" {
-				return flagErrorf("task %s is not asking for %q; it asks for: %s", opts.TaskID, k, strings.Join(sortedKeys(t.InputRequests), ", "))
-			}
+		if unused := answers.Unused(t); len(unused) > 0 {
+			return flagErrorf("task %s is not asking for %q; it asks for: %s", opts.TaskID, unused[0], strings.Join(sortedKeys(t.InputRequests), ", "))
 		}
-		keys, err := follow.SendAnswers(ctx, c, t, answers, answered)
+		keys, err := follow.SendAnswers(ctx, c, t, answerer, answered, about)
 		if err != nil {
 			return usageIfAnswer(err)
 		}
@@ -117,7 +135,7 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 		}
 		led.Answered(key, opts.TaskID, keys)
 		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", len(keys), opts.TaskID)
-		return f.updateJSON(opts.TaskID, c.Era(), ref, answers.Keys())
+		return f.updateJSON(opts.TaskID, c.Era(), ref, keys)
 	}
 
 	// 2025-11-25: the question arrives on tasks/result (C25-TASKS §Input Required Status).
@@ -129,6 +147,9 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	go func() { asked.Wait(); close(asks) }()
 	select {
 	case <-asks:
+		if failed != nil {
+			return usageIfAnswer(failed) // nothing was sent: the task waits as it did
+		}
 	case err := <-done:
 		if err != nil {
 			return fmt.Errorf("task %s: tasks/result ended before a question arrived: %w", opts.TaskID, err)

@@ -62,7 +62,7 @@ EXIT STATUS
 
 func runWatch(ctx context.Context, opts *WatchOptions) error {
 	f := opts.f
-	answers, err := opts.AnswerFlags.parse(f.IO.In)
+	answers, err := opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut)
 	if err != nil {
 		return err
 	}
