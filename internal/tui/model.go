@@ -154,7 +154,7 @@ type task struct {
 	snap     Snapshot
 	have     bool
 	history  []histEntry
-	dropped  int // history entries dropped to keep it within maxHistory
+	dropped  int       // history entries dropped to keep it within maxHistory
 	changed  time.Time // last time status, message or lastUpdatedAt changed
 	failures int
 	lastErr  string
