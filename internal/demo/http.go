@@ -102,7 +102,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := rpc.DecodeMessage(body)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, errorMessage(json.RawMessage("null"), &rpc.Error{Code: rpc.CodeParseError, Message: "invalid JSON-RPC message"}))
+		writeJSON(w, http.StatusBadRequest, errorMessage(nil, &rpc.Error{Code: rpc.CodeParseError, Message: "invalid JSON-RPC message"}))
 		return
 	}
 	if m.IsResponse() {

@@ -117,7 +117,7 @@ func (c *stdioConn) write(m *rpc.Message) error {
 func (c *stdioConn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGroup) {
 	m, err := rpc.DecodeMessage(line)
 	if err != nil {
-		_ = c.write(errorMessage(json.RawMessage("null"), &rpc.Error{Code: rpc.CodeParseError, Message: "invalid JSON-RPC message"}))
+		_ = c.write(errorMessage(nil, &rpc.Error{Code: rpc.CodeParseError, Message: "invalid JSON-RPC message"}))
 		return
 	}
 	switch {
