@@ -186,10 +186,11 @@ func TestCheckDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	// The checker sends bad requests on purpose: what the demo answers must still be valid.
+	hs := httptest.NewServer(specChecked(t, srv.Handler(), true))
 	t.Cleanup(func() { hs.Close(); srv.Close() })
 	t.Setenv("MCPTASK_TEST_MAIN", "1")
-	stdio := shellQuote(os.Args[0]) + " demo serve --stdio --step 10ms --poll-interval 20ms"
+	stdio := strings.Join(quoteAll(demoStdioArgv(t, true, "--step", "10ms", "--poll-interval", "20ms")), " ")
 	for _, tr := range []struct {
 		name    string
 		flags   []string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -300,6 +301,9 @@ func TestErrorMarksAndRetryAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	// The faults are the proxy's; what passes between the client and the demo is checked.
+	checked := &spectest.Recorder{V: spectest.Load(t), Next: srv.Handler()}
+	defer checked.Check(t)
 	var mu sync.Mutex
 	var gets []time.Time
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -319,7 +323,7 @@ func TestErrorMarksAndRetryAfter(t *testing.T) {
 				return
 			}
 		}
-		srv.Handler().ServeHTTP(w, r)
+		checked.ServeHTTP(w, r)
 	}))
 	defer proxy.Close()
 	url := proxy.URL + "/mcp"
