@@ -6,7 +6,7 @@
 // It is a package of its own because it is a new idea beside the client: internal/rpc speaks
 // MCP as one side of a conversation, while the proxy reads a conversation between two others
 // without taking part in it. It reuses rpc's message decoding, task decoding and redaction,
-// internal/check's linter, and internal/state's ledger; what it adds is the relaying (http.go,
+// internal/check's linter, internal/state's ledger and internal/follow's rule for what a task's state writes into its record; what it adds is the relaying (http.go,
 // stdio.go), the bookkeeping of hosts and tasks (this file) and the record (record.go).
 //
 // The rule that shapes it is the ledger's: a CreateTaskResult is held until its task is on
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -675,7 +676,7 @@ func (p *Proxy) created(x *exchange, t *rpc.Task, era rpc.Era) {
 		if rec.CreatedAt.IsZero() {
 			rec.CreatedAt = now
 		}
-		applyTask(&rec, t)
+		follow.ApplyTask(&rec, t)
 		if err := p.opts.Ledger.Create(rec); err != nil {
 			p.notice(x.h, "task %s: writing it to the ledger failed: %v", t.TaskID, err)
 		} else {
@@ -694,25 +695,6 @@ func (p *Proxy) created(x *exchange, t *rpc.Task, era rpc.Era) {
 	}
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventCreated, Host: label, Task: info, Via: "create"})
-}
-
-// applyTask copies what the server said about t into r.
-func applyTask(r *state.Record, t *rpc.Task) {
-	if t.TTL != nil {
-		ms := state.Millis(t.TTL.Milliseconds())
-		r.TTL = &ms
-	} else {
-		r.TTL = nil
-	}
-	if t.PollInterval > 0 {
-		r.PollInterval = state.Millis(t.PollInterval.Milliseconds())
-	}
-	r.Status = string(t.Status)
-	r.StatusMessage = t.StatusMessage
-	r.LastError = ""
-	if !t.LastUpdatedAt.IsZero() {
-		r.LastUpdatedAt = t.LastUpdatedAt
-	}
 }
 
 // taskSeen takes a status the server reported (a poll answer, a notification, a cancel) and
@@ -738,7 +720,7 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 		return
 	}
 	if !onHost {
-		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { applyTask(r, t) })
+		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { follow.ApplyTask(r, t) })
 	}
 	p.emit(Event{Kind: EventStatus, Host: h.label(), Task: info, Via: via})
 }
