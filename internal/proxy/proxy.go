@@ -6,8 +6,9 @@
 // It is a package of its own because it is a new idea beside the client: internal/rpc speaks
 // MCP as one side of a conversation, while the proxy reads a conversation between two others
 // without taking part in it. It reuses rpc's message decoding, task decoding and redaction,
-// internal/check's linter, internal/state's ledger and internal/follow's rule for what a task's state writes into its record; what it adds is the relaying (http.go,
-// stdio.go), the bookkeeping of hosts and tasks (this file) and the record (record.go).
+// internal/check's linter, internal/state's ledger and internal/follow's rule for what a
+// task's state writes into its record; what it adds is the relaying (http.go, stdio.go), the
+// bookkeeping of hosts and tasks (this file) and the record (record.go).
 //
 // The rule that shapes it is the ledger's: a CreateTaskResult is held until its task is on
 // disk, and only then forwarded to the host. Everything else is forwarded as it arrives:
