@@ -69,9 +69,13 @@ func describe(o follow.Outcome, ref ServerRef, timeout time.Duration) (*envelope
 		return nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("detached: task %s keeps running", id)}
 	}
 	var ae *follow.AnswerError
+	var unanswered *ExitError
 	switch {
 	case errors.As(o.Err, &ae):
 		return nil, nil, &FlagError{Err: o.Err}
+	case errors.As(o.Err, &unanswered) && unanswered.Code == ExitInputRequired:
+		// --on-input exec: the program gave no usable answer; nothing was sent.
+		return env("input_required"), nil, &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s: %w; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or mend the program and run 'mcptask resume'", id, o.Err, id)}
 	case o.Unreachable:
 		return nil, nil, o.Err
 	}
