@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/demo/demotest"
 	"github.com/mcptask/mcptask/internal/spectest"
 )
 
@@ -81,24 +81,7 @@ func testLedger(t *testing.T) string {
 // message mcptask sends to it is checked against the spec when the test ends.
 func demoServer(t *testing.T, opts demo.Options) (string, *spectest.Recorder) {
 	t.Helper()
-	if opts.StepDelay == 0 {
-		opts.StepDelay = 20 * time.Millisecond
-	}
-	if opts.PollInterval == 0 {
-		opts.PollInterval = 100 * time.Millisecond
-	}
-	srv, err := demo.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &spectest.Recorder{V: spectest.Load(t), Next: srv.Handler()}
-	hs := httptest.NewServer(rec)
-	t.Cleanup(func() {
-		hs.Close()
-		srv.Close()
-		rec.Check(t)
-	})
-	return hs.URL + "/mcp", rec
+	return demotest.Start(t, opts, false)
 }
 
 // decodeJSON decodes the single JSON document a --json run printed on stdout.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/demo/demotest"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
@@ -171,24 +171,7 @@ func (r *recorder) count(kind Kind) int {
 // message the engine sends is checked against the spec when the test ends).
 func demoServer(t *testing.T, opts demo.Options) (string, *spectest.Recorder) {
 	t.Helper()
-	if opts.StepDelay == 0 {
-		opts.StepDelay = 20 * time.Millisecond
-	}
-	if opts.PollInterval == 0 {
-		opts.PollInterval = 100 * time.Millisecond
-	}
-	srv, err := demo.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &spectest.Recorder{V: spectest.Load(t), Next: srv.Handler()}
-	hs := httptest.NewServer(rec)
-	t.Cleanup(func() {
-		hs.Close()
-		srv.Close()
-		rec.Check(t)
-	})
-	return hs.URL + "/mcp", rec
+	return demotest.Start(t, opts, false)
 }
 
 // connect opens a client to url in era, with the hooks of s when given.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/demo/demotest"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -99,20 +99,11 @@ func demoUpstream(t *testing.T, opts demo.Options) string {
 // tests whose host breaks the rules on purpose.
 func checkedDemoUpstream(t *testing.T, opts demo.Options, serverOnly bool) string {
 	t.Helper()
-	if opts.StepDelay == 0 {
-		opts.StepDelay = 20 * time.Millisecond
-	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 50 * time.Millisecond
 	}
-	srv, err := demo.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &spectest.Recorder{V: spectest.Load(t), Next: srv.Handler(), ServerOnly: serverOnly}
-	hs := httptest.NewServer(rec)
-	t.Cleanup(func() { hs.Close(); srv.Close(); rec.Check(t) })
-	return hs.URL + "/mcp"
+	url, _ := demotest.Start(t, opts, serverOnly)
+	return url
 }
 
 // client connects mcptask's own client to url in era ("auto" detects).
