@@ -131,6 +131,7 @@ var demoServerScenarios = []struct{ scenario, version string }{
 	{"dns-rebinding-protection", "2026-07-28"},
 	{"server-sse-multiple-streams", "2025-11-25"},
 	{"server-sse-multiple-streams", "2026-07-28"},
+	{"tools-list", "2025-06-18"},
 	{"tools-list", "2025-11-25"},
 	{"tools-list", "2026-07-28"},
 	{"prompts-list", "2026-07-28"},
