@@ -44,7 +44,7 @@ func (o *WorkflowOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.NotifyAfter, "notify-after", 10*time.Second, "with --notify: how long a wait must have taken for its end to be notified")
 }
 
-// hookOutcomes are the names a task's end has in summaries, annotations and MCPTASK_STATUS.
+// outcomeName is the name a task's end has in summaries, annotations and MCPTASK_STATUS.
 func outcomeName(o follow.Outcome, code int) string {
 	switch o.End {
 	case follow.EndResult:
@@ -323,7 +323,7 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 		fmt.Fprintf(f.IO.ErrOut, "mcptask: --on-complete for task %s: %s\n", termsafe.Line(o.TaskID), fmt.Sprintf(format, args...))
 	}
 	if err != nil || len(argv) == 0 {
-		report("cannot run %q: %v", f.Workflow.OnComplete, cmpErr(err, errors.New("no command")))
+		report("cannot run %q: %v", f.Workflow.OnComplete, cmp.Or(err, errors.New("no command")))
 		return
 	}
 	var stdin bytes.Buffer
@@ -365,13 +365,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-func cmpErr(err, fallback error) error {
-	if err != nil {
-		return err
-	}
-	return fallback
 }
 
 // setBlurred records whether the live view's terminal has lost focus (its focus reports).
