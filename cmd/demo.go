@@ -28,6 +28,8 @@ type DemoOptions struct {
 	ExitAfter int
 	// Conformance offers the official conformance suite's fixture tools.
 	Conformance bool
+	// AllowRemote lets the demo listen on an address other than loopback.
+	AllowRemote bool
 }
 
 // NewCmdDemo returns `mcptask demo`, which shows mcptask at work against its built-in
@@ -99,6 +101,10 @@ elicitation form), confirm (2026-07-28 multi-round-trip input before the task),
 forever (runs until cancelled), deploy (asks to confirm under a key made up at run
 time, confirm-<8 hex digits>, one question per --arg targets=N).
 
+The demo has no authentication: anyone who can reach its port can run its tools. It
+listens on loopback only; an --addr that is not a loopback address is refused unless
+--allow-remote says that is meant, and even then a warning is printed.
+
 With --store FILE the server keeps its tasks in FILE and picks them up again after a
 restart, which is what resume tests need.
 
@@ -116,6 +122,7 @@ and resource catalogue, so that the suite's server scenarios can run against it.
 		},
 	}
 	c.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "loopback `host:port` to listen on")
+	c.Flags().BoolVar(&opts.AllowRemote, "allow-remote", false, "listen on a non-loopback --addr too (the demo has no authentication)")
 	c.Flags().BoolVar(&opts.Stdio, "stdio", false, "serve one client on stdin/stdout instead of HTTP")
 	c.Flags().StringVar(&opts.Store, "store", "", "keep tasks in this `FILE` across restarts")
 	c.Flags().DurationVar(&opts.Step, "step", time.Second, "length of one step of the sleep and forever tools")
@@ -145,9 +152,9 @@ func runDemoServe(ctx context.Context, opts *DemoOptions) error {
 		}
 		return err
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := listenDemo(f, opts)
 	if err != nil {
-		return fmt.Errorf("demo serve: %w", err)
+		return err
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on http://%s/mcp (Ctrl+C to stop)\n", ln.Addr())
@@ -189,4 +196,26 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// listenDemo opens the demo's HTTP listener. The demo runs any of its tools for anyone who
+// reaches it, so it listens on loopback unless the user says otherwise with --allow-remote
+// (threat model, SECURITY.md class 11). The address is judged after binding, by the address the
+// listener actually has, so that a host name resolving elsewhere, "0.0.0.0", "[::]" or an empty
+// host are all caught.
+func listenDemo(f *Factory, opts *DemoOptions) (net.Listener, error) {
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("demo serve: %w", err)
+	}
+	addr, _ := ln.Addr().(*net.TCPAddr)
+	if addr != nil && addr.IP.IsLoopback() {
+		return ln, nil
+	}
+	if !opts.AllowRemote {
+		_ = ln.Close()
+		return nil, &FlagError{Err: fmt.Errorf("demo serve: --addr %s is not a loopback address, and the demo has no authentication: anyone who can reach it could run its tools; use --addr 127.0.0.1:PORT, or pass --allow-remote if that is meant", opts.Addr)}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "Warning: the demo listens on %s, beyond loopback, without authentication: anyone who can reach it can run its tools.\n", ln.Addr())
+	return ln, nil
 }
