@@ -227,7 +227,7 @@ func (f *Factory) httpOptions(ref *ServerRef, hdr http.Header, trace *rpc.TraceO
 		return o
 	}
 	ref.auth = s
-	o.HTTPClient = &http.Client{Transport: &auth.Transport{Base: o.HTTPClient.Transport, Session: s}}
+	o.HTTPClient = rpc.NewHTTPClient(&auth.Transport{Base: o.HTTPClient.Transport, Session: s})
 	return o
 }
 
