@@ -143,7 +143,7 @@ func (f *Factory) authEnvironment() (*auth.Env, error) {
 	env := &auth.Env{
 		Store: &auth.Store{Dir: dir, Mode: f.Global.Auth.Store, Getenv: f.Getenv,
 			Warn: func(msg string) { f.warnf("%s", msg) }},
-		HTTP:   &http.Client{Transport: rpc.NewTraceTransport(rpc.NewPool(f.Global.Insecure, 4), trace), Timeout: 60 * time.Second},
+		HTTP:   auth.NewHTTPClient(rpc.NewTraceTransport(rpc.NewPool(f.Global.Insecure, 4), trace), 60*time.Second),
 		Stderr: f.IO.ErrOut,
 		Now:    f.Now,
 		OpenBrowser: func(u string) error {

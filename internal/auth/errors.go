@@ -25,6 +25,9 @@ const (
 	ReasonIssuerMismatch Reason = "issuer_mismatch"
 	// ReasonIssMismatch: the authorization response's iss is missing or wrong (RFC 9207).
 	ReasonIssMismatch Reason = "iss_mismatch"
+	// ReasonInsecure: OAuth would have gone over plain http to a host that is not loopback
+	// (the MCP server, a metadata document, an endpoint or a redirect hop).
+	ReasonInsecure Reason = "insecure_transport"
 	// ReasonFailed: discovery, registration or the token request failed otherwise.
 	ReasonFailed Reason = "auth_failed"
 )

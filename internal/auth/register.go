@@ -71,6 +71,9 @@ func (s *Session) register(ctx context.Context, d *Discovery, redirectURI string
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": MethodNone,
 	})
+	if err := checkEndpoint(d.AS.RegistrationEndpoint, "registration_endpoint"); err != nil {
+		return Client{}, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
 		return Client{}, err
@@ -79,7 +82,7 @@ func (s *Session) register(ctx context.Context, d *Discovery, redirectURI string
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.env.HTTP.Do(req)
 	if err != nil {
-		return Client{}, errorf(ReasonFailed, "register with %s", d.AS.RegistrationEndpoint).wrap(err)
+		return Client{}, errorf(ReasonFailed, "register with %s", d.AS.RegistrationEndpoint).wrap(unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))

@@ -286,6 +286,9 @@ func (s *Session) Login(ctx context.Context) (*Credential, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.load()
+	if u, err := url.Parse(s.cfg.ServerURL); err != nil || !secureURL(u) {
+		return nil, insecureServer(s.cfg.ServerURL)
+	}
 	ch, status, err := probe(ctx, s.env.HTTP, s.cfg.ServerURL)
 	if err != nil {
 		return nil, errorf(ReasonFailed, "reach %s", s.cfg.ServerURL).wrap(err)
