@@ -60,8 +60,9 @@ const maxMetadataBytes = 1 << 20
 
 // discover runs the discovery steps for serverURL: protected resource metadata (from the
 // challenge's resource_metadata, else the path-inserted then the root well-known URI), the
-// resource check, then the authorization server metadata with its issuer check.
-func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challenge) (*Discovery, error) {
+// resource check, the choice of an authorization server among those the metadata lists
+// (pick), then its metadata with its issuer check.
+func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challenge, pick func(listed []string) (string, error)) (*Discovery, error) {
 	d := &Discovery{ServerURL: serverURL, Challenge: ch}
 	if u, err := url.Parse(serverURL); err != nil || !secureURL(u) {
 		return nil, insecureServer(serverURL)
@@ -81,8 +82,10 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 	if len(prm.AuthorizationServers) == 0 {
 		return nil, errorf(ReasonFailed, "the protected resource metadata of %s lists no authorization_servers", serverURL)
 	}
-	// RFC 9728 §7.6 leaves the choice to the client: the first one listed.
-	d.Issuer = prm.AuthorizationServers[0]
+	// RFC 9728 §7.6 leaves the choice to the client (Session.pickIssuer).
+	if d.Issuer, err = pick(prm.AuthorizationServers); err != nil {
+		return nil, err
+	}
 	if err := checkEndpoint(d.Issuer, "authorization server"); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,9 @@ func (s *Session) chooseClient(ctx context.Context, d *Discovery, prev *Credenti
 	cfg := s.cfg
 	switch {
 	case cfg.ClientID != "":
+		if err := s.checkBound(d.Issuer); err != nil {
+			return Client{}, err
+		}
 		c := Client{ID: cfg.ClientID, Secret: cfg.ClientSecret, Registration: RegPreRegistered, RedirectURI: redirectURI}
 		c.AuthMethod = pickSecretMethod(cfg.ClientSecret != "", d.AS.TokenEndpointAuthMethodsSupported)
 		return c, nil
