@@ -513,7 +513,11 @@ func probe(ctx context.Context, hc *http.Client, serverURL string) (Challenge, i
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := hc.Do(req)
+	// A redirect is not followed (its status is the answer, and discovery goes on from the
+	// well-known URIs): the probe carries nothing secret, but its body goes nowhere else.
+	nc := *hc
+	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := nc.Do(req)
 	if err != nil {
 		return Challenge{}, 0, err
 	}
