@@ -32,6 +32,9 @@ type AuthOptions struct {
 	Profile           string
 	Grant             string
 	ClientKeyFile     string
+	// Issuer is the authorization server --client-id was registered at (--issuer): its secret
+	// or key goes there and nowhere else, and a server that names another is refused.
+	Issuer string
 	// Scopes come from a named server's "oauth" settings (or auth login --scopes).
 	Scopes []string
 }
@@ -47,6 +50,7 @@ func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&a.Profile, "profile", "", "OAuth credential profile `NAME`: several accounts on one server")
 	fs.StringVar(&a.Grant, "grant", "", "OAuth grant: client-credentials for machines (with --client-id and --client-secret-env or --client-key-file)")
 	fs.StringVar(&a.ClientKeyFile, "client-key-file", "", "PEM private key `FILE` for private_key_jwt client authentication (--grant client-credentials)")
+	fs.StringVar(&a.Issuer, "issuer", "", "issuer `URL` of the authorization server --client-id is registered at; its secret or key is sent only there, and a server naming another is refused (exit 7)")
 }
 
 func (a *AuthOptions) validate() error {
@@ -82,6 +86,9 @@ func (a *AuthOptions) validate() error {
 	}
 	if a.ClientMetadataURL != "" && !strings.HasPrefix(a.ClientMetadataURL, "https://") {
 		return flagErrorf("--client-metadata-url %q: a Client ID Metadata Document URL is https://", a.ClientMetadataURL)
+	}
+	if a.Issuer != "" && !auth.ValidIssuer(a.Issuer) {
+		return flagErrorf("--issuer %q: an issuer is an https:// URL (http:// only on a loopback address), as the authorization server's metadata states it", a.Issuer)
 	}
 	return nil
 }
@@ -143,7 +150,7 @@ func (f *Factory) authEnvironment() (*auth.Env, error) {
 	env := &auth.Env{
 		Store: &auth.Store{Dir: dir, Mode: f.Global.Auth.Store, Getenv: f.Getenv,
 			Warn: func(msg string) { f.warnf("%s", msg) }},
-		HTTP:   &http.Client{Transport: rpc.NewTraceTransport(rpc.NewPool(f.Global.Insecure, 4), trace), Timeout: 60 * time.Second},
+		HTTP:   auth.NewHTTPClient(rpc.NewTraceTransport(rpc.NewPool(f.Global.Insecure, 4), trace), 60*time.Second),
 		Stderr: f.IO.ErrOut,
 		Now:    f.Now,
 		OpenBrowser: func(u string) error {
@@ -181,6 +188,7 @@ func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
 		Login: a.Login, Browser: a.Browser,
 		Interactive:       f.IO.stdinTTY && f.IO.stderrTTY && f.Getenv("CI") == "",
 		ClientID:          a.ClientID,
+		ClientIssuer:      a.Issuer,
 		ClientMetadataURL: a.ClientMetadataURL,
 		CallbackPort:      a.CallbackPort,
 		Scopes:            a.Scopes,
@@ -227,7 +235,7 @@ func (f *Factory) httpOptions(ref *ServerRef, hdr http.Header, trace *rpc.TraceO
 		return o
 	}
 	ref.auth = s
-	o.HTTPClient = &http.Client{Transport: &auth.Transport{Base: o.HTTPClient.Transport, Session: s}}
+	o.HTTPClient = rpc.NewHTTPClient(&auth.Transport{Base: o.HTTPClient.Transport, Session: s})
 	return o
 }
 

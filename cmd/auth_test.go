@@ -507,8 +507,9 @@ func TestAuthExplicitAuthorizationWins(t *testing.T) {
 }
 
 // TestAuthNamedServerOAuthSettings: the "oauth" object of a named server in an MCP config
-// file gives the client id, the secret's ${VAR}, the scopes (list or string), the Client ID
-// Metadata Document URL and the callback port; flags win over it.
+// file gives the client id, the secret's ${VAR}, the issuer the client belongs to, the scopes
+// (list or string), the Client ID Metadata Document URL and the callback port; flags win
+// over it.
 func TestAuthNamedServerOAuthSettings(t *testing.T) {
 	ctx := t.Context()
 	o := newOAuthServer(t)
@@ -520,7 +521,8 @@ func TestAuthNamedServerOAuthSettings(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), ".mcp.json")
 	conf := map[string]any{"mcpServers": map[string]any{
 		"work": map[string]any{"url": o.URL, "oauth": map[string]any{
-			"clientId": "mcptask-work", "clientSecret": "${WORK_CLIENT_SECRET}", "scopes": []string{"tasks", "files:read"}, "callbackPort": port}},
+			"clientId": "mcptask-work", "clientSecret": "${WORK_CLIENT_SECRET}", "scopes": []string{"tasks", "files:read"}, "callbackPort": port,
+			"issuer": strings.TrimSuffix(o.URL, "/mcp")}},
 		"doc": map[string]any{"url": o.URL, "oauth": map[string]any{"clientMetadataUrl": docURL, "scopes": "tasks files:write"}},
 	}}
 	data, _ := json.Marshal(conf)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -39,14 +40,16 @@ type namedServer struct {
 }
 
 // namedOAuth is the "oauth" object of a named server: a pre-registered client (its secret
-// through ${VAR}), the scopes to ask for, a Client ID Metadata Document URL, a fixed
-// callback port. Flags and MCPTASK_* variables win over it.
+// through ${VAR}) and the issuer it is registered at, the scopes to ask for, a Client ID
+// Metadata Document URL, a fixed callback port. Flags and MCPTASK_* variables win over it.
 type namedOAuth struct {
 	ClientID          string `json:"clientId"`
 	ClientSecret      string `json:"clientSecret"`
 	Scopes            any    `json:"scopes"`
 	ClientMetadataURL string `json:"clientMetadataUrl"`
 	CallbackPort      int    `json:"callbackPort"`
+	// Issuer is the authorization server the client is registered at (--issuer).
+	Issuer string `json:"issuer"`
 }
 
 // configFiles lists the files read, most specific first: --config / $MCPTASK_CONFIG, the
@@ -297,6 +300,12 @@ func (f *Factory) applyNamedOAuth(s namedServer) error {
 	}
 	if a.ClientMetadataURL == "" {
 		a.ClientMetadataURL = o.ClientMetadataURL
+	}
+	if a.Issuer == "" && o.Issuer != "" {
+		if !auth.ValidIssuer(o.Issuer) {
+			return flagErrorf("%s: issuer %q is not an https:// URL", where, o.Issuer)
+		}
+		a.Issuer = o.Issuer
 	}
 	if a.CallbackPort == 0 {
 		a.CallbackPort = o.CallbackPort

@@ -315,7 +315,7 @@ func (f *Factory) httpClient(rawURL string) *http.Client {
 	if c := f.pools[key]; c != nil {
 		return c
 	}
-	c := &http.Client{Transport: rpc.NewPool(f.Global.Insecure, f.Global.MaxConns)}
+	c := rpc.NewHTTPClient(rpc.NewPool(f.Global.Insecure, f.Global.MaxConns))
 	f.pools[key] = c
 	return c
 }

@@ -59,6 +59,9 @@ type oauthServer struct {
 	requireScope   string // /mcp answers 403 insufficient_scope to tokens without this scope
 	withholdScope  string // a scope the AS never grants, whatever is asked
 	cimd           bool   // the AS supports Client ID Metadata Documents
+	tokenRedirect  string // the token endpoint reads the request, then answers 307 to this origin
+	tokenEndpoint  string // the token_endpoint the AS metadata names ("": the real one)
+	prmRedirect    string // the PRM answers 302 to this URL
 }
 
 type codeGrant struct {
@@ -84,16 +87,20 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
-		resource := cmp.Or(o.prmResource, o.URL)
+		resource, redirect := cmp.Or(o.prmResource, o.URL), o.prmRedirect
 		o.mu.Unlock()
+		if redirect != "" {
+			http.Redirect(w, r, redirect, http.StatusFound)
+			return
+		}
 		writeJSONBody(w, 200, map[string]any{"resource": resource, "authorization_servers": []string{o.base}, "scopes_supported": []string{"tasks"}})
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
-		issuer, cimd := cmp.Or(o.metadataIssuer, o.base), o.cimd
+		issuer, cimd, tokenEndpoint := cmp.Or(o.metadataIssuer, o.base), o.cimd, cmp.Or(o.tokenEndpoint, o.base+"/token")
 		o.mu.Unlock()
 		writeJSONBody(w, 200, map[string]any{
-			"issuer": issuer, "authorization_endpoint": o.base + "/authorize", "token_endpoint": o.base + "/token",
+			"issuer": issuer, "authorization_endpoint": o.base + "/authorize", "token_endpoint": tokenEndpoint,
 			"registration_endpoint": o.base + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"scopes_supported": []string{"tasks", "offline_access"}, "response_types_supported": []string{"code"},
 			"token_endpoint_auth_methods_supported":          []string{"client_secret_post", "none"},
@@ -195,6 +202,16 @@ func (o *oauthServer) token(w http.ResponseWriter, r *http.Request) {
 	o.grantTypes = append(o.grantTypes, f.Get("grant_type"))
 	if f.Get("client_secret") != "" {
 		o.secrets = append(o.secrets, f.Get("client_secret"))
+	}
+	if o.tokenRedirect != "" {
+		for _, k := range []string{"code", "code_verifier", "refresh_token"} {
+			if v := f.Get(k); v != "" {
+				o.secrets = append(o.secrets, v)
+			}
+		}
+		w.Header().Set("Location", o.tokenRedirect+"/token")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return
 	}
 	if sec, ok := o.clients[f.Get("client_id")]; !ok || sec != f.Get("client_secret") {
 		writeJSONBody(w, 401, map[string]any{"error": "invalid_client"})

@@ -60,9 +60,13 @@ const maxMetadataBytes = 1 << 20
 
 // discover runs the discovery steps for serverURL: protected resource metadata (from the
 // challenge's resource_metadata, else the path-inserted then the root well-known URI), the
-// resource check, then the authorization server metadata with its issuer check.
-func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challenge) (*Discovery, error) {
+// resource check, the choice of an authorization server among those the metadata lists
+// (pick), then its metadata with its issuer check.
+func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challenge, pick func(listed []string) (string, error)) (*Discovery, error) {
 	d := &Discovery{ServerURL: serverURL, Challenge: ch}
+	if u, err := url.Parse(serverURL); err != nil || !secureURL(u) {
+		return nil, insecureServer(serverURL)
+	}
 	prm, err := fetchResourceMetadata(ctx, hc, serverURL, ch)
 	if err != nil {
 		return nil, err
@@ -78,8 +82,10 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 	if len(prm.AuthorizationServers) == 0 {
 		return nil, errorf(ReasonFailed, "the protected resource metadata of %s lists no authorization_servers", serverURL)
 	}
-	// RFC 9728 §7.6 leaves the choice to the client: the first one listed.
-	d.Issuer = prm.AuthorizationServers[0]
+	// RFC 9728 §7.6 leaves the choice to the client (Session.pickIssuer).
+	if d.Issuer, err = pick(prm.AuthorizationServers); err != nil {
+		return nil, err
+	}
 	if err := checkEndpoint(d.Issuer, "authorization server"); err != nil {
 		return nil, err
 	}
@@ -115,6 +121,9 @@ func fetchResourceMetadata(ctx context.Context, hc *http.Client, serverURL strin
 	for _, c := range slices.Compact(candidates) {
 		var prm ResourceMetadata
 		status, err := getJSON(ctx, hc, c, &prm)
+		if ae := (*Error)(nil); errors.As(err, &ae) {
+			return nil, ae // a hop the redirect policy refused
+		}
 		if err != nil {
 			return nil, errorf(ReasonFailed, "protected resource metadata %s", c).wrap(err)
 		}
@@ -158,6 +167,9 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string) (*
 	for _, mu := range urls {
 		var md ServerMetadata
 		status, err := getJSON(ctx, hc, mu, &md)
+		if ae := (*Error)(nil); errors.As(err, &ae) {
+			return nil, ae // a hop the redirect policy refused
+		}
 		if err != nil {
 			return nil, errorf(ReasonFailed, "authorization server metadata %s", mu).wrap(err)
 		}
@@ -187,6 +199,9 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string) (*
 // getJSON GETs u and decodes a 200 answer into v. Any other status is returned without a
 // decode; only transport failures and undecodable 200 answers are errors.
 func getJSON(ctx context.Context, hc *http.Client, u string, v any) (int, error) {
+	if err := checkEndpoint(u, "metadata document"); err != nil {
+		return 0, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return 0, err
@@ -194,7 +209,7 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) (int, error)
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, unwrapURLError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -246,19 +261,18 @@ func canonicalHost(u *url.URL) string {
 }
 
 // checkEndpoint enforces Security Considerations §Communication Security: authorization
-// server endpoints are HTTPS, loopback hosts excepted (local development and tests).
+// server endpoints are HTTPS, loopback hosts excepted (local development and tests). It runs
+// where a URL is learnt (discovery) and again where it is used, since a stored credential's
+// token endpoint was learnt by an earlier run.
 func checkEndpoint(raw, what string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return errorf(ReasonFailed, "%s %q is not a URL", what, termsafe.Line(raw))
 	}
-	switch {
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	if secureURL(u) {
 		return nil
 	}
-	return errorf(ReasonFailed, "%s %s is not an https:// URL; refusing to send credentials there", what, termsafe.Line(raw))
+	return errorf(ReasonInsecure, "%s %s is not an https:// URL; refusing to send credentials there", what, termsafe.Line(raw))
 }
 
 func isLoopback(host string) bool {

@@ -25,6 +25,15 @@ const (
 	ReasonIssuerMismatch Reason = "issuer_mismatch"
 	// ReasonIssMismatch: the authorization response's iss is missing or wrong (RFC 9207).
 	ReasonIssMismatch Reason = "iss_mismatch"
+	// ReasonIssuerRequired: a pre-registered client with a secret or key, and no issuer given
+	// to bind it to (--issuer).
+	ReasonIssuerRequired Reason = "issuer_required"
+	// ReasonIssuerNotAllowed: the server names an authorization server other than the
+	// issuer given (--issuer).
+	ReasonIssuerNotAllowed Reason = "issuer_not_allowed"
+	// ReasonInsecure: OAuth would have gone over plain http to a host that is not loopback
+	// (the MCP server, a metadata document, an endpoint or a redirect hop).
+	ReasonInsecure Reason = "insecure_transport"
 	// ReasonFailed: discovery, registration or the token request failed otherwise.
 	ReasonFailed Reason = "auth_failed"
 )

@@ -22,6 +22,9 @@ func (s *Session) chooseClient(ctx context.Context, d *Discovery, prev *Credenti
 	cfg := s.cfg
 	switch {
 	case cfg.ClientID != "":
+		if err := s.checkBound(d.Issuer); err != nil {
+			return Client{}, err
+		}
 		c := Client{ID: cfg.ClientID, Secret: cfg.ClientSecret, Registration: RegPreRegistered, RedirectURI: redirectURI}
 		c.AuthMethod = pickSecretMethod(cfg.ClientSecret != "", d.AS.TokenEndpointAuthMethodsSupported)
 		return c, nil
@@ -71,6 +74,9 @@ func (s *Session) register(ctx context.Context, d *Discovery, redirectURI string
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": MethodNone,
 	})
+	if err := checkEndpoint(d.AS.RegistrationEndpoint, "registration_endpoint"); err != nil {
+		return Client{}, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
 		return Client{}, err
@@ -79,7 +85,7 @@ func (s *Session) register(ctx context.Context, d *Discovery, redirectURI string
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.env.HTTP.Do(req)
 	if err != nil {
-		return Client{}, errorf(ReasonFailed, "register with %s", d.AS.RegistrationEndpoint).wrap(err)
+		return Client{}, errorf(ReasonFailed, "register with %s", d.AS.RegistrationEndpoint).wrap(unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))

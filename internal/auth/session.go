@@ -47,6 +47,10 @@ type Config struct {
 	// ClientID and ClientSecret are a pre-registered client (--client-id, --client-secret-env).
 	ClientID     string
 	ClientSecret string
+	// ClientIssuer is the authorization server the pre-registered client belongs to (--issuer,
+	// oauth.issuer): the only one discovery may choose, and the only one that ever sees
+	// ClientSecret or a ClientKey assertion. A secret or key without it is never sent.
+	ClientIssuer string
 	// ClientMetadataURL is a Client ID Metadata Document URL (--client-metadata-url).
 	ClientMetadataURL string
 	CallbackPort      int
@@ -203,7 +207,7 @@ func (s *Session) Unauthorized(ctx context.Context, failed string, ch Challenge)
 		return s.cred.AccessToken, nil // another request of this process already renewed it
 	}
 	s.env.note("auth: %s answered 401; discovering its authorization server", s.cfg.ServerURL)
-	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch)
+	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch, s.pickIssuer)
 	if err != nil {
 		return "", s.fill(err)
 	}
@@ -252,7 +256,7 @@ func (s *Session) StepUp(ctx context.Context, failed string, ch Challenge) (stri
 		return s.cred.AccessToken, nil
 	}
 	s.env.note("auth: %s answered 403 insufficient_scope (scope %q); stepping up", s.cfg.ServerURL, ch.Params["scope"])
-	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch)
+	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch, s.pickIssuer)
 	if err != nil {
 		return "", s.fill(err)
 	}
@@ -286,11 +290,14 @@ func (s *Session) Login(ctx context.Context) (*Credential, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.load()
+	if u, err := url.Parse(s.cfg.ServerURL); err != nil || !secureURL(u) {
+		return nil, insecureServer(s.cfg.ServerURL)
+	}
 	ch, status, err := probe(ctx, s.env.HTTP, s.cfg.ServerURL)
 	if err != nil {
 		return nil, errorf(ReasonFailed, "reach %s", s.cfg.ServerURL).wrap(err)
 	}
-	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch)
+	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch, s.pickIssuer)
 	if err != nil {
 		if status != http.StatusUnauthorized && ReasonOf(err) == ReasonFailed {
 			return nil, fmt.Errorf("%s did not ask for a login (it answered HTTP %d) and publishes no protected resource metadata: it does not use OAuth", s.cfg.ServerURL, status)
@@ -372,6 +379,9 @@ func (s *Session) clientCredentials(ctx context.Context, d *Discovery, scopes []
 	if s.cfg.ClientID == "" {
 		return nil, &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL, Msg: "--grant client-credentials needs --client-id"}
 	}
+	if err := s.checkBound(d.Issuer); err != nil {
+		return nil, err
+	}
 	client := Client{ID: s.cfg.ClientID, Registration: RegPreRegistered}
 	switch {
 	case s.cfg.ClientKey != nil:
@@ -427,6 +437,13 @@ func (s *Session) renewLocked(ctx context.Context, failed string) error {
 		return fmt.Errorf("no refresh token")
 	}
 	client := cur.Client
+	if client.Registration == RegPreRegistered {
+		// The secret and key come from this run's flags: they go only to their own issuer.
+		if err := s.checkBound(cur.Issuer); err != nil {
+			s.cred = cur
+			return err
+		}
+	}
 	if client.Registration == RegPreRegistered && client.Secret == "" {
 		client.Secret = s.cfg.ClientSecret
 	}
@@ -496,7 +513,11 @@ func probe(ctx context.Context, hc *http.Client, serverURL string) (Challenge, i
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := hc.Do(req)
+	// A redirect is not followed (its status is the answer, and discovery goes on from the
+	// well-known URIs): the probe carries nothing secret, but its body goes nowhere else.
+	nc := *hc
+	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := nc.Do(req)
 	if err != nil {
 		return Challenge{}, 0, err
 	}

@@ -107,6 +107,9 @@ func (ca ClientAuth) apply(form url.Values, req *http.Request) error {
 // the answer. The form is written here rather than by golang.org/x/oauth2's TokenSource
 // because a refresh must carry the resource parameter (RFC 8707 §2), which that cannot add.
 func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.Values, ca ClientAuth) (*tokenResponse, error) {
+	if err := checkEndpoint(endpoint, "token_endpoint"); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(""))
 	if err != nil {
 		return nil, err
@@ -122,7 +125,7 @@ func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, unwrapURLError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))

@@ -25,6 +25,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Header.Get("Authorization") != "" || !sameOrigin(req.URL.String(), t.Session.cfg.ServerURL) {
 		return t.Base.RoundTrip(req)
 	}
+	if !secureURL(req.URL) {
+		// Security Considerations §Communication Security: no token over plain http to a
+		// host that is not loopback, not even one stored by an earlier run.
+		resp, err := t.Base.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusUnauthorized {
+			return resp, err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		return nil, insecureServer(t.Session.cfg.ServerURL)
+	}
 	ctx := req.Context()
 	tok, err := t.Session.Token(ctx)
 	if err != nil {

@@ -122,6 +122,18 @@ func (s *Server) Saw(needle string) bool {
 // fails the test.
 func Start(t testing.TB, mode string, opts demo.Options) *Server {
 	t.Helper()
+	return start(t, mode, opts, false)
+}
+
+// StartTLS is Start over https, with httptest's self-signed certificate (clients pass
+// --insecure): for the attacks that need a secure origin to leave, such as a downgrade.
+func StartTLS(t testing.TB, mode string, opts demo.Options) *Server {
+	t.Helper()
+	return start(t, mode, opts, true)
+}
+
+func start(t testing.TB, mode string, opts demo.Options, tls bool) *Server {
+	t.Helper()
 	regMu.Lock()
 	m, ok := modes[mode]
 	regMu.Unlock()
@@ -140,7 +152,7 @@ func Start(t testing.TB, mode string, opts demo.Options) *Server {
 	}
 	s := &Server{}
 	h := m.Wrap(s, d.Handler())
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		s.mu.Lock()
@@ -149,6 +161,11 @@ func Start(t testing.TB, mode string, opts demo.Options) *Server {
 		s.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
+	if tls {
+		hs.StartTLS()
+	} else {
+		hs.Start()
+	}
 	s.Base = hs.URL
 	s.URL = hs.URL + "/mcp"
 	t.Cleanup(func() {

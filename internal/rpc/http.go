@@ -43,6 +43,7 @@ type HTTPOptions struct {
 	// MaxConnsPerHost caps connections to the server (default 8).
 	MaxConnsPerHost int
 	// HTTPClient replaces the client mcptask builds; for sharing one pool between transports.
+	// Its redirect policy is replaced by CheckRedirect whatever it was.
 	HTTPClient *http.Client
 }
 
@@ -96,9 +97,14 @@ func NewHTTPTransport(rawURL string, opts HTTPOptions) (*HTTPTransport, error) {
 		t.maxL = DefaultMaxLineBytes
 	}
 	if opts.HTTPClient != nil {
-		t.client = opts.HTTPClient
+		// A copy shares the pool (its Transport) and gets the one redirect policy: a client
+		// built elsewhere cannot lose it.
+		c := *opts.HTTPClient
+		c.CheckRedirect = CheckRedirect
+		c.Jar = nil
+		t.client = &c
 	} else {
-		t.client = &http.Client{Transport: NewPool(opts.Insecure, opts.MaxConnsPerHost)}
+		t.client = NewHTTPClient(NewPool(opts.Insecure, opts.MaxConnsPerHost))
 		t.own = true
 	}
 	return t, nil
@@ -225,6 +231,10 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		}
 		if ae := authFailure(err); ae != nil {
 			return nil, false, ae
+		}
+		var re *RedirectError
+		if errors.As(err, &re) {
+			return nil, false, re
 		}
 		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(RedactURL(err.Error())))
 	}

@@ -41,6 +41,21 @@ if [ -n "$client_id" ]; then
 	case "$scenario" in
 	auth/client-credentials-*) set -- "$@" --grant client-credentials ;;
 	esac
+	# A client secret or key is sent only to the issuer it was registered at (--issuer).
+	# The suite names it for auth/pre-registration; for the client-credentials scenarios it
+	# names none, so the driver does what a person would: run once, read the authorization
+	# server the refusal (reason issuer_required) names, and pass it.
+	issuer=$(field issuer)
+	if [ -z "$issuer" ] && { [ -n "$(field client_secret)" ] || [ -n "$(field private_key_pem)" ]; }; then
+		refusal=$("$bin" tools "$@" --json 2>&1 || true)
+		case "$refusal" in
+		*'"reason":"issuer_required"'*)
+			issuer=$(printf '%s\n' "$refusal" | sed -n 's/.*add --issuer \([^ ;"]*\).*/\1/p' | head -n 1) ;;
+		esac
+	fi
+	if [ -n "$issuer" ]; then
+		set -- "$@" --issuer "$issuer"
+	fi
 fi
 
 "$bin" tools "$@"
