@@ -25,7 +25,11 @@ import (
 
 // Version is the file format this mcptask writes. A file with a higher version was written
 // by a newer mcptask and is left alone.
-const Version = 1
+//
+// Version 2 added the records' "mac" (sign.go). Version 1 files are read as they are, their
+// records unsigned; an older mcptask refuses version 2 rather than rewrite the records without
+// their MACs.
+const Version = 2
 
 // Server says how to reach a server again. It holds no secret: only the names of the
 // headers (--header) and of the environment variable (--bearer-env) whose values were used.
@@ -100,6 +104,9 @@ type Record struct {
 	// host created through `mcptask proxy`.
 	Via     string    `json:"via,omitempty"`
 	SavedAt time.Time `json:"savedAt"`
+	// MAC proves that this user's mcptask wrote the record's task id and server (sign.go):
+	// without it, resuming the record may not start its command or send its credentials.
+	MAC string `json:"mac,omitempty"`
 }
 
 // Terminal reports whether the task reached completed, failed or cancelled.
@@ -134,17 +141,11 @@ func ResolvePath(flag string, getenv func(string) string) (string, error) {
 	if p := getenv("MCPTASK_STATE"); p != "" {
 		return p, nil
 	}
-	if x := getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "mcptask", "tasks.json"), nil
+	dir, err := Dir(getenv)
+	if err != nil {
+		return "", errors.New("no home directory to keep the task ledger in")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil || home == "" {
-			return "", errors.New("no home directory to keep the task ledger in")
-		}
-	}
-	return filepath.Join(home, ".local", "state", "mcptask", "tasks.json"), nil
+	return filepath.Join(dir, "tasks.json"), nil
 }
 
 // CorruptError means the ledger could not be parsed. The file was renamed to Aside and
