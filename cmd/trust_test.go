@@ -1,0 +1,208 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/hostile"
+	"github.com/mcptask/mcptask/internal/state"
+)
+
+// Class 6 of issue 20: files from someone else do not run code or send secrets. These tests
+// plant the files an attacker controls (a ledger restored from a cache, a project .mcp.json in
+// a checkout) and assert that nothing they name ran and no secret reached the server they
+// point at, until the user trusts them explicitly.
+
+// plantRecord writes rec into the ledger at path the way a restored cache would: whatever the
+// attacker chose, unsigned unless signed by the caller.
+func plantRecord(t *testing.T, path string, rec state.Record) {
+	t.Helper()
+	if rec.Era == "" {
+		rec.Era = "2026-07-28"
+	}
+	rec.Tool, rec.Status, rec.CreatedAt = "sleep", "working", time.Now().UTC()
+	if err := state.Open(path).Put(rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type resumeDoc struct {
+	Tasks []struct {
+		TaskID  string `json:"taskId"`
+		Status  string `json:"status"`
+		Code    *int   `json:"code"`
+		Message string `json:"message"`
+	} `json:"tasks"`
+}
+
+func decodeResume(t *testing.T, s string) map[string]struct {
+	Status  string
+	Code    int
+	Message string
+} {
+	t.Helper()
+	var doc resumeDoc
+	if err := json.Unmarshal([]byte(s), &doc); err != nil {
+		t.Fatalf("resume --json: %v\n%s", err, s)
+	}
+	out := map[string]struct {
+		Status  string
+		Code    int
+		Message string
+	}{}
+	for _, e := range doc.Tasks {
+		c := -1
+		if e.Code != nil {
+			c = *e.Code
+		}
+		out[e.TaskID] = struct {
+			Status  string
+			Code    int
+			Message string
+		}{e.Status, c, e.Message}
+	}
+	return out
+}
+
+// TestPlantedLedgerRunsNothing: a ledger record this user's mcptask did not write cannot make
+// resume start its command or send a bearer from the user's environment; the user's own tasks
+// resume beside it; `mcptask adopt` makes the record usable.
+func TestPlantedLedgerRunsNothing(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	evil := hostile.Start(t, "planted-server", demo.Options{})
+	const secret = "deploy-token-5ecr3t"
+	env := map[string]string{"DEPLOY_TOKEN": secret}
+	path := testLedger(t)
+
+	// The user's own task.
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", url)
+	mine := strings.TrimSpace(r.Stdout)
+	if r.Code != ExitOK || mine == "" {
+		t.Fatalf("call: %d %s", r.Code, r.Stderr)
+	}
+	// The planted ones.
+	marker := filepath.Join(t.TempDir(), "pwned")
+	plantRecord(t, path, state.Record{TaskID: "planted-cmd", Server: state.Server{Command: []string{"sh", "-c", "touch " + marker}, Dir: t.TempDir()}})
+	plantRecord(t, path, state.Record{TaskID: "planted-bearer", Server: state.Server{URL: evil.URL, BearerEnv: "DEPLOY_TOKEN"}})
+
+	r = runCLI(t, t.Context(), env, "resume", "--json", "--timeout", "60s")
+	if r.Code != ExitUsage {
+		t.Errorf("resume with records to adopt: exit %d, want %d\n%s", r.Code, ExitUsage, r.Stderr)
+	}
+	got := decodeResume(t, r.Stdout)
+	if g := got[mine]; g.Status != "completed" || g.Code != ExitOK {
+		t.Errorf("the user's own task must resume beside the planted ones: %+v\n%s", g, r.Stderr)
+	}
+	for _, id := range []string{"planted-cmd", "planted-bearer"} {
+		g := got[id]
+		if g.Code != ExitUsage || !strings.Contains(g.Message, "was not written by this user's mcptask") || !strings.Contains(g.Message, "mcptask adopt "+id) {
+			t.Errorf("%s: %+v", id, g)
+		}
+	}
+	if !strings.Contains(got["planted-cmd"].Message, "touch "+marker) {
+		t.Errorf("the message must say what the record would run: %s", got["planted-cmd"].Message)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the planted record's command ran")
+	}
+	if evil.Saw(secret) || len(evil.Requests()) != 0 {
+		t.Fatalf("the planted record reached its server (bearer sent: %v)", evil.Saw(secret))
+	}
+	// The commands that reconnect from one record refuse it the same way.
+	for _, args := range [][]string{{"get", "planted-bearer"}, {"result", "planted-cmd"}, {"cancel", "planted-bearer"}, {"watch", "planted-cmd", "--timeout", "10s"}} {
+		r = runCLI(t, t.Context(), env, args...)
+		if r.Code != ExitUsage || !strings.Contains(r.Stderr, "mcptask adopt "+args[1]) {
+			t.Errorf("%v: %d %s", args, r.Code, r.Stderr)
+		}
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) || len(evil.Requests()) != 0 {
+		t.Fatalf("get/result/cancel/watch used a planted record")
+	}
+
+	// Adopting shows what the record does and makes it usable.
+	r = runCLI(t, t.Context(), env, "adopt", "planted-bearer")
+	if r.Code != ExitOK || !strings.Contains(r.Stderr, "adopted") || !strings.Contains(r.Stderr, "bearer token from $DEPLOY_TOKEN") {
+		t.Fatalf("adopt: %d %s", r.Code, r.Stderr)
+	}
+	runCLI(t, t.Context(), env, "get", "planted-bearer")
+	if !evil.Saw(secret) {
+		t.Errorf("after adopt, the record's bearer is sent again")
+	}
+	r = runCLI(t, t.Context(), env, "adopt", "planted-cmd", "--json")
+	if r.Code != ExitOK || !strings.Contains(r.Stdout, `"adopted":true`) {
+		t.Fatalf("adopt --json: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	runCLI(t, t.Context(), env, "get", "planted-cmd")
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("after adopt, the record's command is started: %v", err)
+	}
+	if r = runCLI(t, t.Context(), nil, "adopt", "no-such-task"); r.Code != ExitUsage {
+		t.Errorf("adopt of an unknown id: %d", r.Code)
+	}
+}
+
+// TestLedgerSignedByAnotherKey: a record signed with someone else's key is refused like an
+// unsigned one; one signed with the key the jobs share ($MCPTASK_LEDGER_KEY) is accepted.
+func TestLedgerSignedByAnotherKey(t *testing.T) {
+	evil := hostile.Start(t, "planted-server", demo.Options{})
+	const secret = "ci-token-5ecr3t"
+	path := testLedger(t)
+	other, _ := state.NewKeyring(t.TempDir(), "")
+	rec := state.Record{TaskID: "foreign", Server: state.Server{URL: evil.URL, BearerEnv: "CI_TOKEN"}}
+	if err := other.Sign(&rec); err != nil {
+		t.Fatal(err)
+	}
+	plantRecord(t, path, rec)
+	r := runCLI(t, t.Context(), map[string]string{"CI_TOKEN": secret}, "get", "foreign")
+	if r.Code != ExitUsage || !strings.Contains(r.Stderr, "another key") || evil.Saw(secret) {
+		t.Fatalf("a foreign signature: %d %s (sent: %v)", r.Code, r.Stderr, evil.Saw(secret))
+	}
+
+	// Two CI jobs (two state directories) sharing one key carry a ledger between them.
+	const shared = "f00dfeedf00dfeedf00dfeedf00dfeed"
+	jobA, _ := state.NewKeyring(t.TempDir(), shared)
+	rec = state.Record{TaskID: "carried", Server: state.Server{URL: evil.URL, BearerEnv: "CI_TOKEN"}}
+	_ = jobA.Sign(&rec)
+	plantRecord(t, path, rec)
+	r = runCLI(t, t.Context(), map[string]string{"CI_TOKEN": secret}, "get", "carried")
+	if r.Code != ExitUsage || evil.Saw(secret) {
+		t.Fatalf("without the shared key: %d %s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, t.Context(), map[string]string{"CI_TOKEN": secret, "MCPTASK_LEDGER_KEY": shared}, "get", "carried")
+	if !evil.Saw(secret) {
+		t.Fatalf("with $MCPTASK_LEDGER_KEY the carried record is the user's: %d %s", r.Code, r.Stderr)
+	}
+	if r = runCLI(t, t.Context(), map[string]string{"MCPTASK_LEDGER_KEY": "short"}, "get", "carried"); r.Code == ExitOK || !strings.Contains(r.Stderr, "MCPTASK_LEDGER_KEY") {
+		t.Errorf("a short key: %d %s", r.Code, r.Stderr)
+	}
+}
+
+// TestOwnStdioRecordResumes: a record this user's mcptask wrote for a stdio server (its
+// command, its environment) is signed and resumes with no adopt.
+func TestOwnStdioRecordResumes(t *testing.T) {
+	t.Setenv("MCPTASK_TEST_MAIN", "1")
+	store := filepath.Join(t.TempDir(), "store.json")
+	server := demoStdio(t, "--step", "20ms", "--store", store)
+	r := runCLI(t, t.Context(), nil, "call", "sleep", "--arg", "seconds=2", "--detach", "--stdio", server)
+	id := strings.TrimSpace(r.Stdout)
+	if r.Code != ExitOK || id == "" {
+		t.Fatalf("call: %d %s", r.Code, r.Stderr)
+	}
+	recs, _ := state.Open(testLedger(t)).Find(id)
+	if len(recs) != 1 || !strings.HasPrefix(recs[0].MAC, "hmac-sha256:") {
+		t.Fatalf("the stdio record is not signed: %+v", recs)
+	}
+	if fi, err := os.Stat(filepath.Join(testStateHome(t), "mcptask", state.KeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("ledger key: %v %v", fi, err)
+	}
+	r = runCLI(t, t.Context(), nil, "resume", "--json", "--timeout", "60s")
+	if got := decodeResume(t, r.Stdout)[id]; r.Code != ExitOK || got.Status != "completed" {
+		t.Fatalf("resume of the user's own stdio task: %d %+v\n%s", r.Code, got, r.Stderr)
+	}
+}
