@@ -475,37 +475,10 @@ func (s *Store) readRaw() (*rawLedger, error) {
 // writeRaw replaces the file atomically: temp file in the same directory, fsync, rename, fsync
 // of the directory. A crash at any point leaves either the old file or the new one.
 func (s *Store) writeRaw(l *rawLedger) error {
-	data := l.bytes()
-	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
-	if err != nil {
+	if err := writeFileAtomic(s.path, l.bytes()); err != nil {
 		return fmt.Errorf("write the task ledger: %w", err)
 	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if err := os.Rename(name, s.path); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	ok = true
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error {
