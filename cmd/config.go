@@ -157,8 +157,11 @@ func (f *Factory) loadServers() ([]namedServer, error) {
 		}
 		if cf.Scope == scopeProject && !trustLoaded {
 			trustLoaded = true
-			if trust, err = f.trustList().Load(); err != nil {
-				return nil, err
+			// Without a trust list every project entry is untrusted, which is safe.
+			if tl, err := f.trustList(); err == nil {
+				if trust, err = tl.Load(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		for _, m := range []map[string]json.RawMessage{doc.MCPServers, doc.Servers} {
@@ -204,13 +207,14 @@ func entryDigest(name string, raw json.RawMessage) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// trustList is the user's list of trusted project servers, in the state directory.
-func (f *Factory) trustList() *state.TrustList {
+// trustList is the user's list of trusted project servers, in the state directory. Without a
+// state directory there is none: never a relative path, which would be the project's own.
+func (f *Factory) trustList() (*state.TrustList, error) {
 	dir, err := state.Dir(f.Getenv)
 	if err != nil {
-		dir = ""
+		return nil, fmt.Errorf("no list of trusted project servers: %w", err)
 	}
-	return state.OpenTrustList(dir)
+	return state.OpenTrustList(dir), nil
 }
 
 // errUntrustedServer is the refusal to use a project entry the user has not trusted.
@@ -465,7 +469,10 @@ EXIT STATUS
 					}
 				}
 			}
-			tl := f.trustList()
+			tl, err := f.trustList()
+			if err != nil {
+				return err
+			}
 			now := f.Now().UTC()
 			err = tl.Update(func(list []state.TrustedServer) []state.TrustedServer {
 				list = slices.DeleteFunc(list, func(t state.TrustedServer) bool {

@@ -55,6 +55,10 @@ func Dir(getenv func(string) string) (string, error) {
 			return "", errors.New("no home directory to keep mcptask's state in (set XDG_STATE_HOME)")
 		}
 	}
+	if !filepath.IsAbs(home) {
+		// A relative directory would be the working directory's: the project's, not the user's.
+		return "", fmt.Errorf("the home directory %q is not an absolute path (set XDG_STATE_HOME)", home)
+	}
 	return filepath.Join(home, ".local", "state", "mcptask"), nil
 }
 
