@@ -55,7 +55,7 @@ type untrustedRecordError struct {
 
 func (e *untrustedRecordError) Error() string {
 	id := termsafe.Line(e.rec.TaskID)
-	return fmt.Sprintf("task %s: its record was not written by this user's mcptask (%v), and resuming it would %s; nothing was started or sent. If you trust it: mcptask adopt %s",
+	return fmt.Sprintf("task %s: its record was not written by this user's mcptask (%v), and resuming it would %s; nothing was started or sent; if you trust it: mcptask adopt %s",
 		id, e.reason, termsafe.Line(strings.Join(e.rec.Server.Grants(), ", ")), id)
 }
 

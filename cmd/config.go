@@ -219,7 +219,7 @@ func (f *Factory) trustList() (*state.TrustList, error) {
 
 // errUntrustedServer is the refusal to use a project entry the user has not trusted.
 func errUntrustedServer(s namedServer) error {
-	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("server %q is defined by the project file %s, which came with this directory and is not trusted: mcptask expands none of its ${VAR}s, starts none of its commands and sends nothing to it. Review the entry, then trust it with: mcptask servers trust %s (or name the file with --config %s)",
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("server %q is defined by the project file %s, which came with this directory and is not trusted: mcptask expands none of its ${VAR}s, starts none of its commands and sends nothing to it; review the entry, then trust it with: mcptask servers trust %s (or name the file with --config %s)",
 		s.Name, s.Source, s.Name, s.Source)}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 )
@@ -145,6 +146,10 @@ func (k *Keyring) load(create bool) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger key: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		// Whoever can read the key can sign records this user's mcptask will run.
+		return nil, fmt.Errorf("the ledger key %s can be read or changed by other users (mode %v); make it private: chmod 600 %s", path, fi.Mode().Perm(), path)
 	}
 	key, err := hex.DecodeString(strings.TrimSpace(string(data)))
 	if err != nil || len(key) < 32 {

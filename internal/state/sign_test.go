@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -166,5 +168,25 @@ func TestGrants(t *testing.T) {
 	g = stdioRec("x").Server.Grants()
 	if len(g) != 2 || g[0] != "start the command sh -c 'touch marker' in /tmp" {
 		t.Errorf("stdio: %q", g)
+	}
+}
+
+// TestKeyOthersCanReadIsRefused: a key file other users can read lets them sign records.
+func TestKeyOthersCanReadIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix permissions")
+	}
+	dir := t.TempDir()
+	k, _ := NewKeyring(dir, "")
+	r := stdioRec("t1")
+	if err := k.Sign(&r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(k.Path(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k2, _ := NewKeyring(dir, "")
+	if err := k2.Check(r); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a world-readable key: %v", err)
 	}
 }
