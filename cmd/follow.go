@@ -69,7 +69,16 @@ type resumeGroup struct {
 	connect func(context.Context, rpc.ClientOptions) (*rpc.Client, ServerRef, error)
 }
 
-func groupKey(r state.Record) string { return r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID }
+// groupKey is the connection a record is followed on. A record that may not be resumed as it
+// stands (checkRecord) gets a group of its own: it must neither lend its credentials to the
+// user's records nor take the user's tasks down with it.
+func groupKey(f *Factory, r state.Record) string {
+	k := r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID
+	if f.checkRecord(r) != nil {
+		k += "\x00untrusted\x00" + r.TaskID
+	}
+	return k
+}
 
 // groupSet gathers ledger records into one group per connection (server, era and session).
 type groupSet struct {
@@ -81,7 +90,7 @@ func (gs *groupSet) add(f *Factory, r state.Record) {
 	if gs.byKey == nil {
 		gs.byKey = map[string]*resumeGroup{}
 	}
-	k := groupKey(r)
+	k := groupKey(f, r)
 	g := gs.byKey[k]
 	if g == nil {
 		g = &resumeGroup{ref: fromServer(r.Server), connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {

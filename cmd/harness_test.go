@@ -54,6 +54,10 @@ func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...st
 			// Never the user's real ledger: one per test, shared by its runs.
 			return testLedger(t)
 		}
+		if k == "XDG_STATE_HOME" {
+			// Nor the user's state directory (the ledger key, trusted project servers).
+			return testStateHome(t)
+		}
 		return ""
 	}
 	code := Run(ctx, f, args)
@@ -75,6 +79,12 @@ func testLedger(t *testing.T) string {
 		t.Cleanup(func() { ledgers.Delete(t) })
 	}
 	return actual.(string)
+}
+
+// testStateHome is the $XDG_STATE_HOME of test t, beside its ledger: the user's state
+// directory, where the ledger key and the trust list live, shared by the test's runs.
+func testStateHome(t *testing.T) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(testLedger(t))), "xdg-state")
 }
 
 // demoServer starts the demo server on loopback behind a schema-validating recorder. Every

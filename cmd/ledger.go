@@ -74,7 +74,9 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 	if err != nil {
 		return err
 	}
-	return st.Put(newRecord(c, ref, tool, t, f.Now()))
+	r := newRecord(c, ref, tool, t, f.Now())
+	f.signRecord(&r)
+	return st.Put(r)
 }
 
 // warnf prints a warning line on stderr.
@@ -158,6 +160,9 @@ func (f *Factory) refOf(rec *state.Record) (ServerRef, error) {
 // bearer token from the environment variable the record names, header values from --header.
 func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
 	ref := fromServer(rec.Server)
+	if err := f.checkRecord(*rec); err != nil {
+		return nil, ref, err
+	}
 	hdr, err := f.recordHeaders(rec)
 	if err != nil {
 		return nil, ref, err

@@ -159,7 +159,7 @@ func TestKill9ThenResume(t *testing.T) {
 	for _, era := range eras {
 		for range 2 {
 			cmd := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=30", "--server", url, "--protocol", era, "--json")
-			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path)
+			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path, "XDG_STATE_HOME="+testStateHome(t))
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -371,7 +371,7 @@ func TestCrashAtManyMomentsThenRestartAndResume(t *testing.T) {
 	for _, era := range eras {
 		for moment := range 4 { // 0: at once; 1: after "task created"; 2, 3: mid-poll
 			cmd := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=40", "--server", url, "--protocol", era)
-			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path)
+			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path, "XDG_STATE_HOME="+testStateHome(t))
 			stderr, _ := cmd.StderrPipe()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -522,7 +522,7 @@ func TestKill9ManyAcrossTwoServers(t *testing.T) {
 			defer wg.Done()
 			era := eras[i%2]
 			cmd := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=30", "--server", urls[i%2], "--protocol", era)
-			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path)
+			cmd.Env = append(os.Environ(), "MCPTASK_TEST_MAIN=1", "MCPTASK_STATE="+path, "XDG_STATE_HOME="+testStateHome(t))
 			stderr, _ := cmd.StderrPipe()
 			if err := cmd.Start(); err != nil {
 				t.Error(err)

@@ -155,6 +155,8 @@ func (r *reporter) show(o follow.Outcome) {
 	r.codes = append(r.codes, *e.Code)
 	if r.printer != nil {
 		switch {
+		case o.Unreachable && isUntrustedRecord(err):
+			r.printer.Note(o.TaskID, "skipped: "+err.Error())
 		case o.Unreachable:
 			r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
 		case err != nil && !f.Global.JSON:

@@ -119,6 +119,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 			return err
 		}
 		popts.Ledger = proxy.NewLedger(st, nil) // failures become notices of the proxy
+		popts.Ledger.Sign = f.signRecord
 	}
 	if f.Global.Record != "" {
 		file, err := os.OpenFile(f.Global.Record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

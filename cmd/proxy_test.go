@@ -198,7 +198,7 @@ func TestProxyMcptaskHostStdio(t *testing.T) {
 			}
 
 			host := exec.Command(os.Args[0], "call", "sleep", "--arg", "seconds=60", "--protocol", era, "--stdio", proxyCmd)
-			host.Env = append(os.Environ(), "MCPTASK_STATE="+filepath.Join(t.TempDir(), "host2.json"))
+			host.Env = append(os.Environ(), "MCPTASK_STATE="+filepath.Join(t.TempDir(), "host2.json"), "XDG_STATE_HOME="+testStateHome(t))
 			if err := host.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +263,7 @@ func TestProxyMcptaskHostEverything(t *testing.T) {
 
 			// The host dies mid-task; its task is in the ledger.
 			host := exec.Command(os.Args[0], callArgs("resume", proxied)...)
-			host.Env = append(os.Environ(), "MCPTASK_STATE="+filepath.Join(t.TempDir(), "host2.json"))
+			host.Env = append(os.Environ(), "MCPTASK_STATE="+filepath.Join(t.TempDir(), "host2.json"), "XDG_STATE_HOME="+testStateHome(t))
 			if err := host.Start(); err != nil {
 				t.Fatal(err)
 			}

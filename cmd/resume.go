@@ -29,7 +29,9 @@ server at that server's poll interval.
 Each server is reached again as the ledger recorded it: the URL or the stdio
 command, the era, and for 2025-11-25 the session the task was created in. Secrets
 are not stored: the --bearer-env variable must be set again and --header values
-given again. On a terminal the live view shows the tasks (keys: i answer, c cancel,
+given again. A record that would start a command or send such a secret is used only
+if this user's mcptask wrote it (see 'mcptask adopt'); one that fails the check is
+skipped with a message, and the others resume. On a terminal the live view shows the tasks (keys: i answer, c cancel,
 q detach, ? help); otherwise progress goes to stderr, one line per change, and each
 task's result goes to stdout as it finishes. On 2026-07-28 updates also come by push
 (subscriptions/listen; --no-push turns it off). A task the server no longer knows is

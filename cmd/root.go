@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/cobra"
 )
 
@@ -40,6 +41,10 @@ type Factory struct {
 
 	poolMu sync.Mutex
 	pools  map[string]*http.Client
+
+	keysOnce sync.Once
+	keys     *state.Keyring
+	keysErr  error
 
 	authMu       sync.Mutex
 	authSessions map[string]*auth.Session
@@ -143,6 +148,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdUpdate(f, nil),
 		NewCmdForget(f),
 		NewCmdPrune(f),
+		NewCmdAdopt(f),
 		NewCmdServers(f),
 		NewCmdCheck(f),
 		NewCmdProxy(f, nil),

@@ -52,6 +52,7 @@ func TestScripts(t *testing.T) {
 			})
 			env.Setenv("SERVER", hs.URL+"/mcp")
 			env.Setenv("MCPTASK_STATE", filepath.Join(env.WorkDir, "state", "tasks.json"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "xdg-state"))
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},

@@ -25,6 +25,9 @@ type Ledger struct {
 	st *state.Store
 	// BatchEvery is how long status updates wait to be written together (200 ms).
 	BatchEvery time.Duration
+	// Sign, when set, signs each record Create writes (state.Keyring.Sign), so that resuming
+	// it later may reach its server with the user's credentials (issue 20).
+	Sign func(r *state.Record)
 
 	mu       sync.Mutex
 	writeMu  sync.Mutex // status writes one at a time, in the order their changes were taken
@@ -56,6 +59,9 @@ func (l *Ledger) Path() string { return l.st.Path() }
 // Create writes rec (inserting it, or replacing the record of the same task on the same
 // server) and returns once it is on disk.
 func (l *Ledger) Create(rec state.Record) error {
+	if l.Sign != nil {
+		l.Sign(&rec)
+	}
 	req := &createReq{rec: rec, done: make(chan error, 1)}
 	l.mu.Lock()
 	l.queue = append(l.queue, req)

@@ -12,7 +12,7 @@ import (
 
 // The file layout is JSON with one task per line:
 //
-//	{"version":1,"tasks":[
+//	{"version":2,"tasks":[
 //	{"taskId":"…","server":{…},…},
 //	{"taskId":"…",…}
 //	]}

@@ -25,7 +25,11 @@ import (
 
 // Version is the file format this mcptask writes. A file with a higher version was written
 // by a newer mcptask and is left alone.
-const Version = 1
+//
+// Version 2 added the records' "mac" (sign.go). Version 1 files are read as they are, their
+// records unsigned; an older mcptask refuses version 2 rather than rewrite the records without
+// their MACs.
+const Version = 2
 
 // Server says how to reach a server again. It holds no secret: only the names of the
 // headers (--header) and of the environment variable (--bearer-env) whose values were used.
@@ -100,6 +104,9 @@ type Record struct {
 	// host created through `mcptask proxy`.
 	Via     string    `json:"via,omitempty"`
 	SavedAt time.Time `json:"savedAt"`
+	// MAC proves that this user's mcptask wrote the record's task id and server (sign.go):
+	// without it, resuming the record may not start its command or send its credentials.
+	MAC string `json:"mac,omitempty"`
 }
 
 // Terminal reports whether the task reached completed, failed or cancelled.
@@ -134,17 +141,11 @@ func ResolvePath(flag string, getenv func(string) string) (string, error) {
 	if p := getenv("MCPTASK_STATE"); p != "" {
 		return p, nil
 	}
-	if x := getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "mcptask", "tasks.json"), nil
+	dir, err := Dir(getenv)
+	if err != nil {
+		return "", errors.New("no home directory to keep the task ledger in")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil || home == "" {
-			return "", errors.New("no home directory to keep the task ledger in")
-		}
-	}
-	return filepath.Join(home, ".local", "state", "mcptask", "tasks.json"), nil
+	return filepath.Join(dir, "tasks.json"), nil
 }
 
 // CorruptError means the ledger could not be parsed. The file was renamed to Aside and
@@ -474,37 +475,10 @@ func (s *Store) readRaw() (*rawLedger, error) {
 // writeRaw replaces the file atomically: temp file in the same directory, fsync, rename, fsync
 // of the directory. A crash at any point leaves either the old file or the new one.
 func (s *Store) writeRaw(l *rawLedger) error {
-	data := l.bytes()
-	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
-	if err != nil {
+	if err := writeFileAtomic(s.path, l.bytes()); err != nil {
 		return fmt.Errorf("write the task ledger: %w", err)
 	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	if err := os.Rename(name, s.path); err != nil {
-		return fmt.Errorf("write the task ledger: %w", err)
-	}
-	ok = true
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error {

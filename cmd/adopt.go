@@ -1,0 +1,196 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/spf13/cobra"
+)
+
+// A ledger record may start a command, export environment variables or send a secret from
+// the environment when its server is reached again; it may do so only if this user's mcptask
+// wrote it (state/sign.go). Records are signed when they are created, checked whenever one is
+// connected to again (connectRecord), and a record that fails the check is adopted explicitly.
+
+// keyring returns this run's ledger keyring: the key file in the user's state directory, and
+// $MCPTASK_LEDGER_KEY when set.
+func (f *Factory) keyring() (*state.Keyring, error) {
+	f.keysOnce.Do(func() {
+		dir, err := state.Dir(f.Getenv)
+		if err != nil {
+			f.keysErr = err
+			return
+		}
+		f.keys, f.keysErr = state.NewKeyring(dir, f.Getenv(state.KeyEnv))
+	})
+	return f.keys, f.keysErr
+}
+
+// signRecord signs a record this run creates, when it needs it: a record of an HTTP server
+// without credentials resumes without a signature, and needs no key file. A key that cannot be
+// had leaves the record unsigned, with a warning: the task id must reach the ledger whatever
+// happens.
+func (f *Factory) signRecord(r *state.Record) {
+	if len(r.Server.Grants()) == 0 {
+		return
+	}
+	k, err := f.keyring()
+	if err == nil {
+		err = k.Sign(r)
+	}
+	if err != nil {
+		f.warnf("task %s is recorded unsigned (%v); resuming it will need: mcptask adopt %s", r.TaskID, err, r.TaskID)
+	}
+}
+
+// untrustedRecordError says that a record may not be resumed as it stands.
+type untrustedRecordError struct {
+	rec    state.Record
+	reason error
+}
+
+func (e *untrustedRecordError) Error() string {
+	id := termsafe.Line(e.rec.TaskID)
+	return fmt.Sprintf("task %s: its record was not written by this user's mcptask (%v), and resuming it would %s; nothing was started or sent; if you trust it: mcptask adopt %s",
+		id, e.reason, termsafe.Line(strings.Join(e.rec.Server.Grants(), ", ")), id)
+}
+
+// checkRecord returns nil when rec may be resumed: it grants its server nothing (a bare URL),
+// or this user's mcptask signed it. Otherwise an error with exit code 2 says why and how to
+// adopt it.
+func (f *Factory) checkRecord(rec state.Record) error {
+	if len(rec.Server.Grants()) == 0 {
+		return nil
+	}
+	k, err := f.keyring()
+	if err == nil {
+		err = k.Check(rec)
+	}
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: ExitUsage, Err: &untrustedRecordError{rec: rec, reason: err}}
+}
+
+// adoptEntry is one record in `mcptask adopt --json`.
+type adoptEntry struct {
+	TaskID string   `json:"taskId"`
+	Server string   `json:"server"`
+	Grants []string `json:"grants"`
+	// Adopted is false when the record was already this user's.
+	Adopted bool `json:"adopted"`
+}
+
+// NewCmdAdopt returns `mcptask adopt`.
+func NewCmdAdopt(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "adopt <task-id>...",
+		Short: "Trust ledger records that this user's mcptask did not write",
+		Long: `Trust the ledger records of the named tasks, after checking what resuming them does.
+
+mcptask signs every record it writes with a key in your state directory
+($XDG_STATE_HOME/mcptask/ledger.key), or with $MCPTASK_LEDGER_KEY when that is set.
+A record that would start a command, give it environment variables, or send a bearer
+token, --header values or an OAuth login when its server is reached again is used by
+resume, watch, get, result, cancel and update only when that signature checks: a
+ledger restored from a cache or an artifact, or planted where --state points, cannot
+run anything on this machine or send your secrets anywhere. Such a record is skipped
+with a message naming this command. Records that name only an HTTP URL need no
+signature.
+
+adopt prints what each record would do and signs it with your key. A task id
+recorded for several servers is adopted for all of them unless --server or --stdio
+names one.
+
+EXIT STATUS
+  0 adopted (or already yours); 2 a task id is not in the ledger.`,
+		Example: `  mcptask list --all
+  mcptask adopt 786512e2-9e0d-44bd-8f29-789f320fe840 && mcptask resume`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, err := f.ledger()
+			if err != nil {
+				return err
+			}
+			k, err := f.keyring()
+			if err != nil {
+				return err
+			}
+			key := ""
+			if f.Global.ServerSet {
+				ref, _, err := f.serverRef()
+				if err != nil {
+					return err
+				}
+				key = toServer(ref).Key()
+			}
+			var out []adoptEntry
+			var missing []string
+			for _, id := range args {
+				recs, err := st.Find(id)
+				if err != nil {
+					return err
+				}
+				n := 0
+				for _, r := range recs {
+					if key != "" && r.Server.Key() != key {
+						continue
+					}
+					n++
+					e := adoptEntry{TaskID: r.TaskID, Server: r.Server.Display(), Grants: r.Server.Grants()}
+					if e.Grants == nil {
+						e.Grants = []string{}
+					}
+					if k.Check(r) != nil {
+						signed := r
+						if err := k.Sign(&signed); err != nil {
+							return fmt.Errorf("adopt task %s: %w", id, err)
+						}
+						// Only the record shown is signed: one changed since is left alone.
+						if err := st.Patch(r.Server.Key(), r.TaskID, func(cur *state.Record) {
+							if reflect.DeepEqual(cur.Server, signed.Server) {
+								cur.MAC = signed.MAC
+							}
+						}); err != nil {
+							return fmt.Errorf("adopt task %s: %w", id, err)
+						}
+						e.Adopted = true
+					}
+					out = append(out, e)
+				}
+				if n == 0 {
+					missing = append(missing, id)
+				}
+			}
+			if len(missing) > 0 {
+				return flagErrorf("not in the ledger: %s; 'mcptask list --all' shows what is there", termsafe.Line(strings.Join(missing, ", ")))
+			}
+			if f.Global.JSON {
+				return writeJSON(f.IO.Out, map[string]any{"type": "adopt", "tasks": out})
+			}
+			for _, e := range out {
+				what := "already yours"
+				if e.Adopted {
+					what = "adopted"
+				}
+				fmt.Fprintf(f.IO.ErrOut, "task %s on %s: %s", termsafe.Line(e.TaskID), termsafe.Line(e.Server), what)
+				if len(e.Grants) > 0 {
+					fmt.Fprintf(f.IO.ErrOut, "; resuming it will %s", termsafe.Line(strings.Join(e.Grants, ", ")))
+				}
+				fmt.Fprintln(f.IO.ErrOut)
+			}
+			return nil
+		},
+	}
+}
+
+// isUntrustedRecord reports whether err is a record that checkRecord refused.
+func isUntrustedRecord(err error) bool {
+	var u *untrustedRecordError
+	return errors.As(err, &u)
+}
