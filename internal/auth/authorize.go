@@ -9,6 +9,7 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/termsafe"
+	"golang.org/x/net/publicsuffix"
 	"golang.org/x/oauth2"
 )
 
@@ -191,10 +193,20 @@ func checkIss(q url.Values, d *Discovery) error {
 
 // follow requests the authorization URL itself and follows its redirects until one reaches the
 // loopback listener: for authorization servers that approve without a page (test servers,
-// pre-approved clients). A page that wants a person is an error naming the other modes.
+// pre-approved clients, single sign-on that knows the user). A page that wants a person is an
+// error naming the other modes.
+//
+// Like a browser, it keeps the cookies the authorization server sets while it redirects: an
+// OpenID provider keeps its login and consent state in cookies between its hops, and answers
+// 400 to a client that drops them. The jar is new for each login, lives in memory only, and
+// serves these redirects alone: never the token request, never an MCP request.
 func (s *Session) follow(ctx context.Context, authURL string, results chan callbackResult) error {
 	hc := *s.env.HTTP
-	hc.Jar = nil
+	jar, err := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
+	if err != nil {
+		return err
+	}
+	hc.Jar = jar
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	if err != nil {
 		return err

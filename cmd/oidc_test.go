@@ -1,0 +1,182 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// oidcProvider is testdata/oidc/server.mjs running: oidc-provider, a certified OpenID
+// provider, in front of an MCP server on the official TypeScript SDK that checks JWT access
+// tokens against the provider's keys and its own URL as audience. Its login signs in a fixed
+// account without a form (see server.mjs for why), so --browser follow logs in as a browser
+// would: keeping the provider's cookies and following its redirects, nothing more.
+type oidcProvider struct {
+	Issuer, MCP string
+
+	mu     sync.Mutex
+	events []map[string]any
+	stderr lockedBuffer
+}
+
+// startOIDC starts the provider and its MCP server on loopback ports. Outside CI it skips with
+// a message when node or the packages are missing; in CI (which installs them) it must run.
+func startOIDC(t *testing.T) *oidcProvider {
+	t.Helper()
+	skip := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("oidc: %s (CI must run the OpenID provider tests; .ci/run installs them)", msg)
+		}
+		t.Skipf("oidc: %s; install it with: npm ci --prefix testdata/oidc", msg)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		skip("node is not installed")
+	}
+	dir, _ := filepath.Abs("../testdata/oidc")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "oidc-provider")); err != nil {
+		skip("oidc-provider not found in %s/node_modules", dir)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := exec.CommandContext(ctx, "node", "server.mjs")
+	c.Dir = dir
+	p := &oidcProvider{}
+	c.Stderr = &p.stderr
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = c.Wait() })
+	up := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if !sc.Scan() {
+			up <- fmt.Errorf("server.mjs ended before it listened")
+			return
+		}
+		var first struct{ Issuer, MCP string }
+		if err := json.Unmarshal(sc.Bytes(), &first); err != nil || first.Issuer == "" {
+			up <- fmt.Errorf("server.mjs said %q", sc.Text())
+			return
+		}
+		p.Issuer, p.MCP = first.Issuer, first.MCP
+		up <- nil
+		for sc.Scan() {
+			var e map[string]any
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				p.mu.Lock()
+				p.events = append(p.events, e)
+				p.mu.Unlock()
+			}
+		}
+	}()
+	select {
+	case err := <-up:
+		if err != nil {
+			t.Fatalf("%v\nstderr: %s", err, p.errText())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server.mjs did not start within 30s\nstderr: %s", p.errText())
+	}
+	return p
+}
+
+func (p *oidcProvider) errText() string { return p.stderr.String() }
+
+// count returns how many events named event were reported whose fields include match.
+func (p *oidcProvider) count(event string, match map[string]string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+next:
+	for _, e := range p.events {
+		if e["event"] != event {
+			continue
+		}
+		for k, v := range match {
+			if e[k] != v {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// find returns the events named event.
+func (p *oidcProvider) find(event string) []map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []map[string]any
+	for _, e := range p.events {
+		if e["event"] == event {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// noCookies fails the test when a cookie reached the token, revocation or registration
+// endpoint or the MCP server: the jar of --browser follow belongs to the login's redirects.
+func (p *oidcProvider) noCookies(t *testing.T) {
+	t.Helper()
+	if c := p.find("cookie"); len(c) > 0 {
+		t.Fatalf("the login's cookies reached %v", c)
+	}
+}
+
+// waitEvents waits until the provider reported n events named event (its stdout is read by
+// another goroutine, so a CLI run that ended may not be counted yet).
+func (p *oidcProvider) waitEvents(t *testing.T, event string, match map[string]string, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d %s events", n, event), 10*time.Second, func() bool { return p.count(event, match) >= n })
+}
+
+// TestOIDCFollowKeepsTheProvidersCookies: oidc-provider keeps each login's state in cookies
+// it sets on its first answer and checks on every later hop (its interaction and resume
+// cookies). --browser follow keeps them for the length of the login, as a browser does, so
+// the login completes; before, it dropped them and the provider answered 400. The cookies go
+// nowhere else (not to the token endpoint, not to the MCP server) and are never stored.
+func TestOIDCFollowKeepsTheProvidersCookies(t *testing.T) {
+	p := startOIDC(t)
+	env := authTestEnv(t)
+	ctx := t.Context()
+
+	r := runCLI(t, ctx, env, "auth", "login", "--server", p.MCP, "--json")
+	mustCode(t, r, ExitOK, "auth login --browser follow against oidc-provider")
+	if n := p.count("authorization.success", nil); n != 1 {
+		t.Fatalf("%d successful authorizations, want 1", n)
+	}
+	r = runCLI(t, ctx, env, "call", "whoami", "--server", p.MCP, "--login", "never")
+	mustCode(t, r, ExitOK, "call with the stored login")
+	if !strings.Contains(r.Stdout, "sub=test-user") {
+		t.Fatalf("whoami: %s", r.Stdout)
+	}
+	p.noCookies(t)
+	// Nothing of the login's cookies was stored: the provider names its cookies _session and
+	// _interaction*, and no file under the state directory holds either name.
+	_ = filepath.WalkDir(env["XDG_STATE_HOME"], func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		for _, name := range []string{"_session", "_interaction"} {
+			if strings.Contains(string(data), name) {
+				t.Errorf("%s holds the provider's cookie %s", path, name)
+			}
+		}
+		return nil
+	})
+}
