@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/auth"
 )
 
 // oidcProvider is testdata/oidc/server.mjs running: oidc-provider, a certified OpenID
@@ -144,6 +147,24 @@ func (p *oidcProvider) waitEvents(t *testing.T, event string, match map[string]s
 	waitFor(t, fmt.Sprintf("%d %s events", n, event), 10*time.Second, func() bool { return p.count(event, match) >= n })
 }
 
+// jwtClaims decodes the claims of a JWT access token, unverified (the MCP server verifies it).
+func jwtClaims(t *testing.T, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("the access token is not a JWT")
+	}
+	data, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestOIDCFollowKeepsTheProvidersCookies: oidc-provider keeps each login's state in cookies
 // it sets on its first answer and checks on every later hop (its interaction and resume
 // cookies). --browser follow keeps them for the length of the login, as a browser does, so
@@ -179,4 +200,77 @@ func TestOIDCFollowKeepsTheProvidersCookies(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestOIDCOfflineAccessRefreshAndAudience: against an OpenID provider, mcptask asks for
+// offline_access with prompt=consent (OpenID Connect Core §11), so the login yields a refresh
+// token; later calls refresh without a new login, before expiry and on a 401; every access
+// token is a JWT whose audience is the MCP server (RFC 8707), refreshed ones included.
+func TestOIDCOfflineAccessRefreshAndAudience(t *testing.T) {
+	p := startOIDC(t)
+	env := authTestEnv(t)
+	ctx := t.Context()
+
+	mustCode(t, runCLI(t, ctx, env, "auth", "login", "--server", p.MCP), ExitOK, "auth login")
+	auths := p.find("authorization.success")
+	if len(auths) != 1 || auths[0]["prompt"] != "consent" || !hasScopes(fmt.Sprint(auths[0]["scope"]), "mcp:tools", "offline_access") || auths[0]["resource"] != p.MCP {
+		t.Fatalf("authorization request = %v; want prompt consent, scope mcp:tools offline_access, resource %s", auths, p.MCP)
+	}
+	c1 := storedCred(t, env, p.MCP)
+	if c1.RefreshToken == "" {
+		t.Fatal("the login at an OpenID provider yielded no refresh token")
+	}
+	if c1.Issuer != p.Issuer || c1.Resource != p.MCP {
+		t.Fatalf("credential issuer %q resource %q", c1.Issuer, c1.Resource)
+	}
+	audience := func(c *auth.Credential) {
+		t.Helper()
+		claims := jwtClaims(t, c.AccessToken)
+		if claims["aud"] != p.MCP || claims["iss"] != p.Issuer {
+			t.Fatalf("access token aud %v iss %v; want aud %s iss %s", claims["aud"], claims["iss"], p.MCP, p.Issuer)
+		}
+	}
+	audience(c1)
+	r := runCLI(t, ctx, env, "call", "whoami", "--server", p.MCP, "--login", "never")
+	mustCode(t, r, ExitOK, "call")
+	if !strings.Contains(r.Stdout, "resource="+p.MCP) {
+		t.Fatalf("whoami: %s", r.Stdout)
+	}
+
+	// Before expiry: the stored expires_at has passed, so the token is refreshed before the
+	// request, with no new login.
+	c1.ExpiresAt = time.Now().Add(-time.Minute)
+	if err := authStore(env).Put(c1); err != nil {
+		t.Fatal(err)
+	}
+	mustCode(t, runCLI(t, ctx, env, "call", "echo", "--arg", "text=hi", "--server", p.MCP, "--login", "never"), ExitOK, "call after expiry")
+	p.waitEvents(t, "grant.success", map[string]string{"grant_type": "refresh_token"}, 1)
+	c2 := storedCred(t, env, p.MCP)
+	if c2.AccessToken == c1.AccessToken || c2.RefreshToken == c1.RefreshToken || !c2.ExpiresAt.After(time.Now()) {
+		t.Fatalf("after the refresh: new access token %v, rotated refresh token %v, expiry %v", c2.AccessToken != c1.AccessToken, c2.RefreshToken != c1.RefreshToken, c2.ExpiresAt)
+	}
+	audience(c2)
+
+	// On a 401: the MCP server refuses the stored token (here: a token it cannot verify), the
+	// client refreshes and sends the request again.
+	c2.AccessToken = "not-a-token"
+	if err := authStore(env).Put(c2); err != nil {
+		t.Fatal(err)
+	}
+	mustCode(t, runCLI(t, ctx, env, "tools", "--server", p.MCP, "--login", "never"), ExitOK, "tools after a 401")
+	p.waitEvents(t, "grant.success", map[string]string{"grant_type": "refresh_token"}, 2)
+	audience(storedCred(t, env, p.MCP))
+
+	for _, g := range p.find("grant.success") {
+		if g["grant_type"] == "refresh_token" && g["resource"] != p.MCP {
+			t.Fatalf("a refresh request carried resource %v, want %s", g["resource"], p.MCP)
+		}
+	}
+	if n := p.count("authorization.success", nil); n != 1 {
+		t.Fatalf("%d authorizations: a refresh ran a new login", n)
+	}
+	if e := p.find("grant.error"); len(e) > 0 {
+		t.Fatalf("the provider refused a grant: %v", e)
+	}
+	p.noCookies(t)
 }

@@ -90,7 +90,12 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 	}
 	// RFC 8707 §2: the resource, exactly as the PRM states it, on the authorization request
 	// and on the token request.
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource)}
+	if promptConsent(d.AS, scopes) {
+		s.env.note("auth: %s is an OpenID provider; asking for offline_access with prompt=consent (OpenID Connect Core §11)", d.Issuer)
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
+	}
+	authURL := cfg.AuthCodeURL(state, opts...)
 
 	results := make(chan callbackResult, 1)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
