@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +30,8 @@ type oidcProvider struct {
 	mu     sync.Mutex
 	events []map[string]any
 	stderr lockedBuffer
+	// stop ends the provider and its MCP server before the test does.
+	stop func()
 }
 
 // startOIDC starts the provider and its MCP server on loopback ports. Outside CI it skips with
@@ -61,7 +65,9 @@ func startOIDC(t *testing.T) *oidcProvider {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); _ = c.Wait() })
+	var once sync.Once
+	p.stop = func() { once.Do(func() { cancel(); _ = c.Wait() }) }
+	t.Cleanup(p.stop)
 	up := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -163,6 +169,27 @@ func jwtClaims(t *testing.T, token string) map[string]any {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// refreshWith plays a thief holding a copy of refresh token rt: it asks the provider's token
+// endpoint for new tokens and returns the OAuth error code ("" when it got tokens).
+func refreshWith(t *testing.T, p *oidcProvider, c *auth.Credential, rt string) string {
+	t.Helper()
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {c.Client.ID}, "resource": {c.Resource}}
+	resp, err := http.PostForm(c.TokenEndpoint, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error       string `json:"error"`
+		AccessToken string `json:"access_token"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	if resp.StatusCode == http.StatusOK && body.AccessToken != "" {
+		return ""
+	}
+	return fmt.Sprintf("HTTP %d %s", resp.StatusCode, body.Error)
 }
 
 // TestOIDCFollowKeepsTheProvidersCookies: oidc-provider keeps each login's state in cookies
@@ -273,4 +300,115 @@ func TestOIDCOfflineAccessRefreshAndAudience(t *testing.T) {
 		t.Fatalf("the provider refused a grant: %v", e)
 	}
 	p.noCookies(t)
+}
+
+// TestOIDCLogoutRevokes: auth logout revokes the refresh token at the provider's revocation
+// endpoint (RFC 7009) and says so; a copy of the refresh token taken before the logout no
+// longer works there, and the stored login is gone.
+func TestOIDCLogoutRevokes(t *testing.T) {
+	p := startOIDC(t)
+	env := authTestEnv(t)
+	ctx := t.Context()
+
+	mustCode(t, runCLI(t, ctx, env, "auth", "login", "--server", p.MCP), ExitOK, "auth login")
+	c := storedCred(t, env, p.MCP)
+	stolen := c.RefreshToken
+	if stolen == "" {
+		t.Fatal("no refresh token to revoke")
+	}
+	record := filepath.Join(t.TempDir(), "record.ndjson")
+	r := runCLI(t, ctx, env, "auth", "logout", "--server", p.MCP, "--trace", "--record", record)
+	mustCode(t, r, ExitOK, "auth logout")
+	if !strings.Contains(r.Stderr, "revoked at "+p.Issuer) {
+		t.Fatalf("logout output does not say it revoked: %s", r.Stderr)
+	}
+	p.waitEvents(t, "grant.revoked", nil, 1)
+	if got := refreshWith(t, p, c, stolen); got == "" || !strings.Contains(got, "invalid_grant") {
+		t.Fatalf("the refresh token after logout: %q, want invalid_grant", got)
+	}
+	if data, _ := os.ReadFile(record); !strings.Contains(string(data), "token/revocation") || strings.Contains(string(data), stolen) || strings.Contains(r.Stderr, stolen) {
+		t.Fatal("the trace or record of the logout lacks the revocation request or holds the refresh token")
+	}
+	r = runCLI(t, ctx, env, "call", "whoami", "--server", p.MCP, "--login", "never", "--json")
+	mustCode(t, r, ExitAuth, "call after logout")
+	p.noCookies(t)
+}
+
+// TestOIDCEightProcessesRefresh: eight mcptask processes start at once on a credential whose
+// access token has expired. oidc-provider rotates refresh tokens and treats a second use of
+// one as theft (it revokes the whole grant), so all eight end with working tokens only if
+// exactly one of them refreshes and the others use its result.
+func TestOIDCEightProcessesRefresh(t *testing.T) {
+	p := startOIDC(t)
+	bin := mcptaskBin(t)
+	env := authTestEnv(t)
+	ctx := t.Context()
+	mustCode(t, runCLI(t, ctx, env, "auth", "login", "--server", p.MCP), ExitOK, "auth login")
+	c := storedCred(t, env, p.MCP)
+	c.ExpiresAt = time.Now().Add(-time.Minute)
+	if err := authStore(env).Put(c); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.CommandContext(ctx, bin, "call", "whoami", "--server", p.MCP, "--login", "never", "--state", filepath.Join(env["XDG_STATE_HOME"], fmt.Sprintf("tasks-%d.json", i)))
+			cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+env["XDG_STATE_HOME"], "MCPTASK_AUTH_STORE=file", "CI=")
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "sub=test-user") {
+				errs[i] = fmt.Sprintf("process %d: %v\n%s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
+		}
+	}
+	p.waitEvents(t, "grant.success", map[string]string{"grant_type": "refresh_token"}, 1)
+	if got := p.count("grant.success", map[string]string{"grant_type": "refresh_token"}); got != 1 {
+		t.Errorf("%d refreshes, want 1", got)
+	}
+	if e := append(p.find("grant.error"), p.find("grant.revoked")...); len(e) > 0 {
+		t.Fatalf("the provider refused or revoked a grant: %v", e)
+	}
+	mustCode(t, runCLI(t, ctx, env, "call", "whoami", "--server", p.MCP, "--login", "never"), ExitOK, "call after the race")
+}
+
+// TestAuthLogoutSaysWhatHappened: logout forgets the tokens locally whatever the
+// authorization server does, and each line says which happened: revoked, not offered (a
+// server without a revocation_endpoint), or could not revoke (the provider is down).
+func TestAuthLogoutSaysWhatHappened(t *testing.T) {
+	ctx := t.Context()
+	env := authTestEnv(t)
+
+	o := newOAuthServer(t) // no revocation_endpoint in its metadata
+	mustCode(t, runCLI(t, ctx, env, "auth", "login", "--server", o.URL), ExitOK, "login")
+	r := runCLI(t, ctx, env, "auth", "logout", "--server", o.URL, "--json")
+	mustCode(t, r, ExitOK, "logout")
+	creds, _ := decodeJSON(t, r.Stdout)["credentials"].([]any)
+	if len(creds) != 1 || creds[0].(map[string]any)["revocation"] != "unsupported" {
+		t.Fatalf("logout --json: %s", r.Stdout)
+	}
+	mustCode(t, runCLI(t, ctx, env, "auth", "login", "--server", o.URL), ExitOK, "login again")
+	r = runCLI(t, ctx, env, "auth", "logout", "--server", o.URL)
+	if !strings.Contains(r.Stderr, "offers no token revocation; forgotten locally") {
+		t.Fatalf("logout: %s", r.Stderr)
+	}
+
+	p := startOIDC(t)
+	mustCode(t, runCLI(t, ctx, env, "auth", "login", "--server", p.MCP), ExitOK, "login at the provider")
+	p.stop()
+	r = runCLI(t, ctx, env, "auth", "logout", "--server", p.MCP)
+	mustCode(t, r, ExitOK, "logout while the provider is down")
+	if !strings.Contains(r.Stderr, "could not revoke: ") || !strings.Contains(r.Stderr, "; forgotten locally") {
+		t.Fatalf("logout: %s", r.Stderr)
+	}
+	if c := storedCred(t, env, p.MCP); c.AccessToken != "" || c.RefreshToken != "" {
+		t.Fatal("the tokens were kept after a failed revocation")
+	}
 }
