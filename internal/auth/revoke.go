@@ -61,7 +61,7 @@ func Revoke(ctx context.Context, hc *http.Client, c *Credential, o RevokeOptions
 		client.Secret = o.ClientSecret
 	}
 	if (client.AuthMethod == MethodSecretBasic || client.AuthMethod == MethodSecretPost) && client.Secret == "" {
-		return endpoint, errors.New("the client secret is needed to authenticate the revocation (--client-secret-env)")
+		return endpoint, fmt.Errorf("the client secret is needed to authenticate the revocation: give --client-id %s --client-secret-env VAR", termsafe.Line(client.ID))
 	}
 	ca := ClientAuth{Client: client, Key: o.ClientKey, Audience: c.Issuer}
 	form := url.Values{"token": {token}, "token_type_hint": {hint}}
