@@ -202,8 +202,35 @@ func TestOIDCFollowKeepsTheProvidersCookies(t *testing.T) {
 	env := authTestEnv(t)
 	ctx := t.Context()
 
-	r := runCLI(t, ctx, env, "auth", "login", "--server", p.MCP, "--json")
+	record := filepath.Join(t.TempDir(), "login.ndjson")
+	r := runCLI(t, ctx, env, "auth", "login", "--server", p.MCP, "--json", "--record", record)
 	mustCode(t, r, ExitOK, "auth login --browser follow against oidc-provider")
+	// The cookies are the provider's login session: the record shows that they went back and
+	// forth, never what they were.
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var l struct {
+			Headers map[string][]string `json:"headers"`
+		}
+		_ = json.Unmarshal([]byte(line), &l)
+		for k, vs := range l.Headers {
+			if strings.EqualFold(k, "Cookie") || strings.EqualFold(k, "Set-Cookie") {
+				sent++
+				for _, v := range vs {
+					if v != "[redacted]" {
+						t.Fatalf("the record holds a cookie: %s: %.20s…", k, v)
+					}
+				}
+			}
+		}
+	}
+	if sent == 0 {
+		t.Fatal("the record shows no cookie: the login did not go through the provider's cookies")
+	}
 	if n := p.count("authorization.success", nil); n != 1 {
 		t.Fatalf("%d successful authorizations, want 1", n)
 	}
