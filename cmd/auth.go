@@ -41,7 +41,7 @@ type AuthOptions struct {
 
 func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&a.Login, "login", auth.LoginAuto, "OAuth login on a 401: auto (inline, only at a terminal or with --browser follow) or never (stored credentials only; otherwise exit 7)")
-	fs.StringVar(&a.Browser, "browser", auth.BrowserOpen, "how to visit the OAuth authorization URL: open (the system browser), print (show the URL) or follow (request it and follow its redirects, for servers that approve without a page)")
+	fs.StringVar(&a.Browser, "browser", auth.BrowserOpen, "how to visit the OAuth authorization URL: open (the system browser), print (show the URL) or follow (request it and follow its redirects, keeping its cookies for that login only, for servers that approve without a page)")
 	fs.StringVar(&a.ClientID, "client-id", "", "OAuth client id registered for mcptask at the server's authorization server")
 	fs.StringVar(&a.ClientSecretEnv, "client-secret-env", "", "read the OAuth client secret from environment variable `VAR`")
 	fs.StringVar(&a.ClientMetadataURL, "client-metadata-url", "", "OAuth client id as a Client ID Metadata Document `URL`, used where the authorization server supports them")
@@ -485,10 +485,17 @@ func newCmdAuthLogout(f *Factory) *cobra.Command {
 	var all, forget bool
 	cmd := &cobra.Command{
 		Use:   "logout --server URL|NAME | --all",
-		Short: "Forget stored OAuth tokens",
-		Long: `Forget the tokens stored for --server (and --profile), or for every server with --all.
-The client registration is kept, so the next login skips registering again, unless
---forget-client is given.`,
+		Short: "Revoke and forget stored OAuth tokens",
+		Long: `Log out of --server (and --profile), or of every server with --all: where the
+authorization server offers token revocation (RFC 7009, revocation_endpoint in its
+metadata), the refresh token is revoked there first, so that it stops working for anyone
+who copied it; then the tokens are forgotten here, whether or not the revocation worked.
+Each line says which happened. The client registration is kept, so the next login skips
+registering again, unless --forget-client is given. A pre-registered client authenticates
+the revocation as at the token endpoint (--client-id with --client-secret-env or
+--client-key-file).`,
+		Example: `  mcptask auth logout --server https://mcp.example.com/mcp
+  mcptask auth logout --all --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !all && f.Global.Server == "" {
@@ -498,21 +505,23 @@ The client registration is kept, so the next login skips registering again, unle
 			if err != nil {
 				return err
 			}
+			env, err := f.authEnvironment()
+			if err != nil {
+				return err
+			}
+			results := []logoutResult{}
 			for _, e := range entries {
-				if forget {
-					err = st.Delete(e.Key)
-				} else {
-					err = forgetTokens(c.Context(), st, e.Key)
-				}
+				res, err := logOut(c.Context(), f, env, st, e, forget)
 				if err != nil {
 					return fmt.Errorf("log out of %s: %w", e.ServerURL, err)
 				}
+				results = append(results, res)
 				if !f.Global.JSON {
-					fmt.Fprintf(f.IO.ErrOut, "Logged out of %s (%s)\n", termsafe.Line(e.ServerURL), termsafe.Line(e.Issuer))
+					fmt.Fprintf(f.IO.ErrOut, "Logged out of %s (%s): %s\n", termsafe.Line(e.ServerURL), termsafe.Line(e.Issuer), res.text())
 				}
 			}
 			if f.Global.JSON {
-				return writeJSON(f.IO.Out, map[string]any{"type": "auth-logout", "count": len(entries)})
+				return writeJSON(f.IO.Out, map[string]any{"type": "auth-logout", "count": len(entries), "credentials": results})
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(f.IO.ErrOut, "no stored credentials to forget")
@@ -525,20 +534,87 @@ The client registration is kept, so the next login skips registering again, unle
 	return cmd
 }
 
-// forgetTokens drops the tokens of a credential and keeps its client registration.
-func forgetTokens(ctx context.Context, st *auth.Store, key string) error {
-	unlock, err := st.Lock(ctx, key)
+// Revocation outcomes of a logout (the "revocation" of `auth logout --json`).
+const (
+	revocationRevoked     = "revoked"     // the authorization server confirmed it
+	revocationUnsupported = "unsupported" // it offers no revocation endpoint
+	revocationFailed      = "failed"      // it could not be asked, or refused
+	revocationNone        = "none"        // no token was stored
+)
+
+// logoutResult is what `auth logout` did with one credential: never a secret.
+type logoutResult struct {
+	Server     string `json:"server"`
+	Issuer     string `json:"issuer"`
+	Profile    string `json:"profile,omitempty"`
+	Revocation string `json:"revocation"`
+	Error      string `json:"error,omitempty"`
+}
+
+func (r logoutResult) text() string {
+	switch r.Revocation {
+	case revocationRevoked:
+		return "revoked at " + termsafe.Line(r.Issuer) + " and forgotten locally"
+	case revocationUnsupported:
+		return termsafe.Line(r.Issuer) + " offers no token revocation; forgotten locally"
+	case revocationFailed:
+		return "could not revoke: " + termsafe.Line(r.Error) + "; forgotten locally"
+	}
+	return "no tokens were stored"
+}
+
+// logOut revokes the tokens of one stored credential at its authorization server where it
+// can (auth.Revoke), then forgets them, and the client registration too with forgetClient
+// (a registration that is not dynamic is not worth keeping). It holds the credential's lock
+// throughout, so that no other process rotates the refresh token in between.
+func logOut(ctx context.Context, f *Factory, env *auth.Env, st *auth.Store, e auth.IndexEntry, forgetClient bool) (logoutResult, error) {
+	res := logoutResult{Server: e.ServerURL, Issuer: e.Issuer, Profile: e.Profile, Revocation: revocationNone}
+	unlock, err := st.Lock(ctx, e.Key)
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer unlock()
-	cred, err := st.Get(key)
-	if err != nil || cred == nil {
-		return err
+	cred, err := st.Get(e.Key)
+	if err != nil {
+		return res, err
 	}
-	if cred.Client.Registration != auth.RegDynamic {
-		return st.Delete(key) // nothing worth keeping
+	if cred == nil {
+		return res, st.Delete(e.Key)
+	}
+	if cred.RefreshToken != "" || cred.AccessToken != "" {
+		_, err := auth.Revoke(ctx, env.HTTP, cred, revokeOptions(f, cred))
+		switch {
+		case err == nil:
+			res.Revocation = revocationRevoked
+		case errors.Is(err, auth.ErrNoRevocationEndpoint):
+			res.Revocation = revocationUnsupported
+		default:
+			res.Revocation, res.Error = revocationFailed, err.Error()
+		}
+	}
+	if forgetClient || cred.Client.Registration != auth.RegDynamic {
+		return res, st.Delete(e.Key)
 	}
 	cred.DropTokens()
-	return st.Put(cred)
+	return res, st.Put(cred)
+}
+
+// revokeOptions are the client secrets the revocation of cred may use: those of --client-id
+// only, and only for a credential of that very client, so that a secret never goes to another
+// client's authorization server.
+func revokeOptions(f *Factory, cred *auth.Credential) auth.RevokeOptions {
+	a := f.Global.Auth
+	var o auth.RevokeOptions
+	if cred.Client.Registration != auth.RegPreRegistered || a.ClientID == "" || a.ClientID != cred.Client.ID {
+		return o
+	}
+	if a.ClientSecretEnv != "" {
+		o.ClientSecret = f.Getenv(a.ClientSecretEnv)
+	}
+	if a.ClientKeyFile != "" {
+		if data, err := os.ReadFile(a.ClientKeyFile); err == nil {
+			o.ClientKey, _ = auth.ParseClientKey(data)
+		}
+	}
+	return o
 }

@@ -9,6 +9,7 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/termsafe"
+	"golang.org/x/net/publicsuffix"
 	"golang.org/x/oauth2"
 )
 
@@ -88,7 +90,12 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 	}
 	// RFC 8707 §2: the resource, exactly as the PRM states it, on the authorization request
 	// and on the token request.
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource)}
+	if promptConsent(d.AS, scopes) {
+		s.env.note("auth: %s is an OpenID provider; asking for offline_access with prompt=consent (OpenID Connect Core §11)", d.Issuer)
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
+	}
+	authURL := cfg.AuthCodeURL(state, opts...)
 
 	results := make(chan callbackResult, 1)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -191,10 +198,20 @@ func checkIss(q url.Values, d *Discovery) error {
 
 // follow requests the authorization URL itself and follows its redirects until one reaches the
 // loopback listener: for authorization servers that approve without a page (test servers,
-// pre-approved clients). A page that wants a person is an error naming the other modes.
+// pre-approved clients, single sign-on that knows the user). A page that wants a person is an
+// error naming the other modes.
+//
+// Like a browser, it keeps the cookies the authorization server sets while it redirects: an
+// OpenID provider keeps its login and consent state in cookies between its hops, and answers
+// 400 to a client that drops them. The jar is new for each login, lives in memory only, and
+// serves these redirects alone: never the token request, never an MCP request.
 func (s *Session) follow(ctx context.Context, authURL string, results chan callbackResult) error {
 	hc := *s.env.HTTP
-	hc.Jar = nil
+	jar, err := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
+	if err != nil {
+		return err
+	}
+	hc.Jar = jar
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	if err != nil {
 		return err

@@ -37,6 +37,13 @@ type ServerMetadata struct {
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
 	// IssParameterSupported is authorization_response_iss_parameter_supported (RFC 9207 §3).
 	IssParameterSupported bool `json:"authorization_response_iss_parameter_supported"`
+
+	// RevocationEndpoint is where `auth logout` revokes the refresh token (RFC 7009, RFC 8414 §2).
+	RevocationEndpoint string `json:"revocation_endpoint"`
+	// The OpenID Connect Discovery 1.0 §3 members that tell an OpenID provider (oidc.go).
+	SubjectTypesSupported            []string `json:"subject_types_supported"`
+	IDTokenSigningAlgValuesSupported []string `json:"id_token_signing_alg_values_supported"`
+	PromptValuesSupported            []string `json:"prompt_values_supported"`
 }
 
 // Discovery is what the discovery steps found for one MCP server.

@@ -234,7 +234,8 @@ func (t *tracer) exchange(req *Message, reqBody []byte, status int, took time.Du
 // oauthSecrets are the OAuth parameters and JSON members whose values are credentials: they
 // are redacted wherever they appear in a traced URL, form body, JSON body or Location header.
 var oauthSecrets = []string{"code", "code_verifier", "refresh_token", "client_secret", "client_assertion",
-	"access_token", "id_token", "assertion", "subject_token", "actor_token", "device_code"}
+	"access_token", "id_token", "assertion", "subject_token", "actor_token", "device_code",
+	"token"} // RFC 7009 revocation (auth logout)
 
 func isOAuthSecret(name string) bool {
 	for _, s := range oauthSecrets {
