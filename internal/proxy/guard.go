@@ -220,6 +220,10 @@ func (f *httpFront) refuse(w http.ResponseWriter, r *http.Request, status int, k
 		}
 		p.notice(nil, "%s", msg)
 	}
+	// The request's body stays unread: close the connection instead of reading it, and let
+	// no read wait for it (net/http would drain it, with no deadline, to keep the connection).
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": -32000, "message": "mcptask proxy: " + why}})
 	w.Header().Set("Content-Type", "application/json")

@@ -192,7 +192,6 @@ func (f *httpFront) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// the size cap, whatever its method.
 		_ = rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
 		b, held, err := p.readHeld(r.Body, f.maxBody)
-		_ = rc.SetReadDeadline(time.Time{})
 		defer p.mem.give(held)
 		switch {
 		case errors.Is(err, errTooLarge):
@@ -205,9 +204,12 @@ func (f *httpFront) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			// The host went away while sending, or its body broke off or came too slowly:
 			// nothing to forward.
 			p.notice(nil, "a request body from %s could not be read: %v", remoteIP(r), err)
+			w.Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
 			http.Error(w, "mcptask proxy: the request body could not be read", http.StatusBadRequest)
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		body = b
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		r.ContentLength = int64(len(b))
