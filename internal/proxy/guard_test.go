@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -351,4 +352,57 @@ func TestStalledHostIsCut(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a host that stopped reading held the server's stream for 30 s; the write stall is 300 ms")
 	}
+}
+
+// maxWriter counts what it is given and remembers its largest write.
+type maxWriter struct {
+	total, largest int
+}
+
+func (m *maxWriter) Write(p []byte) (int, error) {
+	m.total += len(p)
+	m.largest = max(m.largest, len(p))
+	return len(p), nil
+}
+
+// TestStdioLineIsBounded: a host (and then the server, here cat echoing it) sends one line many
+// times the inspection cap. It is forwarded whole and unchanged, but the proxy never holds more
+// than the cap of it at once.
+func TestStdioLineIsBounded(t *testing.T) {
+	if _, err := exec.LookPath("cat"); err != nil {
+		t.Skip("no cat")
+	}
+	const capBytes, size = 1 << 20, 24 << 20
+	ev := &events{}
+	p := New(Options{MaxInspect: capBytes, OnEvent: ev.add})
+	out := &maxWriter{}
+	line := io.MultiReader(io.LimitReader(repeatByte('x'), size-1), strings.NewReader("\n"))
+	code, err := p.RunStdio(t.Context(), StdioOptions{Argv: []string{"cat"}, In: line, Out: out, Stderr: io.Discard})
+	if err != nil || code != 0 {
+		t.Fatalf("RunStdio: %d %v", code, err)
+	}
+	if out.total != size {
+		t.Errorf("the host got %d bytes back, want %d", out.total, size)
+	}
+	if limit := capBytes + 64<<10; out.largest > limit {
+		t.Errorf("the proxy wrote %d bytes at once: it held the line, more than its cap %d", out.largest, limit)
+	}
+	var n int
+	for _, e := range ev.of(EventNotice) {
+		if strings.Contains(e.Text, "larger than") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d notices of an uninspected frame, want 2 (one each way)", n)
+	}
+}
+
+type repeatByte byte
+
+func (r repeatByte) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
 }
