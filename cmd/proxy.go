@@ -85,8 +85,10 @@ prints that rewritten entry for a server named in a config file.
 On a terminal the proxy shows a live view of the tasks passing through (tool, status,
 message, age, who polls them and how often) and a count of violations per rule; elsewhere
 (and always over stdio, whose stdout belongs to the host) it prints one line per task event
-and violation on stderr. It runs until interrupted (exit 0); a stdio proxy ends with its
-server and exits with the server's exit code.`,
+and violation on stderr. Neither ever holds up the traffic: when the terminal (or stderr)
+cannot keep up, events are skipped and their count shown; the ledger and --record miss
+nothing. It runs until interrupted (exit 0); a stdio proxy ends with its server and exits
+with the server's exit code.`,
 		Example: `  # HTTP: serve the real server on a local port, then point the host at it
   mcptask proxy --server https://mcp.example.com/mcp --listen 127.0.0.1:7070 --record host.ndjson
 
