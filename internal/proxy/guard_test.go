@@ -406,3 +406,27 @@ func (r repeatByte) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestSSEEventsShareTheBudget: an event stream's events count against the proxy's memory
+// budget too; one past it passes uninspected and whole, and the budget is given back.
+func TestSSEEventsShareTheBudget(t *testing.T) {
+	event := "id: 1\ndata: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("y", 100<<10) + `"}}` + "\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, event)
+	}))
+	t.Cleanup(up.Close)
+	g := startGuarded(t, Options{MaxHeld: 64 << 10}, HTTPOptions{Upstream: up.URL + "/mcp"}, ServerOptions{})
+	resp, body := g.send(t, "GET", "/mcp", "", "", "")
+	if resp.StatusCode != http.StatusOK || body != event {
+		t.Fatalf("the host got %d and %d bytes, want the event whole (%d bytes)", resp.StatusCode, len(body), len(event))
+	}
+	waitFor(t, "the budget to be given back", 5*time.Second, func() bool { return g.p.mem.used.Load() == 0 })
+	found := false
+	for _, ev := range g.ev.of(EventNotice) {
+		found = found || strings.Contains(ev.Text, "its limit")
+	}
+	if !found {
+		t.Error("no notice of the event passed uninspected")
+	}
+}

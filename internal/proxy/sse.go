@@ -65,8 +65,12 @@ func (s *sseRelay) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Close implements io.Closer.
-func (s *sseRelay) Close() error { return s.src.Close() }
+// Close implements io.Closer; an event cut off by the host's going away gives back what it
+// held of the proxy's memory budget.
+func (s *sseRelay) Close() error {
+	s.release()
+	return s.src.Close()
+}
 
 // step reads one line and decides where it goes.
 func (s *sseRelay) step() {
