@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
@@ -30,6 +31,9 @@ type ProxyOptions struct {
 	Listen      string
 	NoLedger    bool
 	PrintConfig string
+	// AllowedHosts and AllowedOrigins widen the proxy's DNS-rebinding protection.
+	AllowedHosts   []string
+	AllowedOrigins []string
 }
 
 // NewCmdProxy returns `mcptask proxy`.
@@ -62,6 +66,17 @@ passes every header through, Mcp-Session-Id, Mcp-* and Authorization included (-
 --bearer-env and a named server's headers are added to requests that lack them). Point the
 host at the printed URL instead of the server's.
 
+The HTTP proxy serves MCP hosts, not web pages, which can reach a loopback port too (DNS
+rebinding, forms). Every request is checked before anything is forwarded: its Host must be a
+loopback name or address, or the address the proxy listens on, with the proxy's port, and its
+Origin, if it has one, a loopback origin; anything else gets 403 and a line on stderr
+(--allowed-host and --allowed-origin accept more). Only the MCP endpoint (/mcp, /, the
+server's own path) and the OAuth metadata a host reads (/.well-known/oauth-protected-resource,
+/.well-known/oauth-authorization-server, /.well-known/openid-configuration) are forwarded;
+other paths get 404. --header, --bearer-env and a named server's headers are added to MCP
+endpoint requests only. A request body over 32 MiB gets 413; a host has 10 s to send its
+headers, 30 s for its body and a minute to read each write of the proxy.
+
 stdio: --stdio 'command args' makes the proxy a stdio server that starts the real one and
 relays its frames; in the host's config, "command": "server", "args": [...] becomes
 "command": "mcptask", "args": ["proxy", "--stdio", "server ..."]. --print-config NAME
@@ -70,8 +85,10 @@ prints that rewritten entry for a server named in a config file.
 On a terminal the proxy shows a live view of the tasks passing through (tool, status,
 message, age, who polls them and how often) and a count of violations per rule; elsewhere
 (and always over stdio, whose stdout belongs to the host) it prints one line per task event
-and violation on stderr. It runs until interrupted (exit 0); a stdio proxy ends with its
-server and exits with the server's exit code.`,
+and violation on stderr. Neither ever holds up the traffic: when the terminal (or stderr)
+cannot keep up, events are skipped and their count shown; the ledger and --record miss
+nothing. It runs until interrupted (exit 0); a stdio proxy ends with its server and exits
+with the server's exit code.`,
 		Example: `  # HTTP: serve the real server on a local port, then point the host at it
   mcptask proxy --server https://mcp.example.com/mcp --listen 127.0.0.1:7070 --record host.ndjson
 
@@ -92,6 +109,8 @@ server and exits with the server's exit code.`,
 	}
 	c.Flags().StringVar(&opts.Listen, "listen", "", "address `HOST:PORT` to serve the HTTP endpoint on (default 127.0.0.1 and a free port)")
 	c.Flags().BoolVar(&opts.NoLedger, "no-ledger", false, "do not write the hosts' tasks to the ledger")
+	c.Flags().StringArrayVar(&opts.AllowedHosts, "allowed-host", nil, "also accept requests whose Host is `NAME[:PORT]` (repeatable; default: loopback names and the listening address)")
+	c.Flags().StringArrayVar(&opts.AllowedOrigins, "allowed-origin", nil, "also accept requests from the browser origin `URL`, such as http://app.example:8080 (repeatable; default: loopback origins)")
 	c.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the config entry of server `NAME` rewritten to go through the proxy, and exit")
 	return c
 }
@@ -107,6 +126,9 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	}
 	if ref.URL == "" && opts.Listen != "" {
 		return flagErrorf("--listen serves HTTP and needs an HTTP --server; a stdio server is proxied over stdio (drop --listen)")
+	}
+	if ref.URL == "" && len(opts.AllowedHosts)+len(opts.AllowedOrigins) > 0 {
+		return flagErrorf("--allowed-host and --allowed-origin guard the HTTP proxy; a stdio proxy has no web page to fear (drop them)")
 	}
 	if f.Global.Protocol != "auto" {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
@@ -152,7 +174,9 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.Options, errOut io.Writer) error {
-	popts.OnEvent = plainEvents(errOut)
+	var flush func()
+	popts.OnEvent, flush = plainEvents(errOut)
+	defer flush()
 	p := proxy.New(popts)
 	defer p.Close()
 	code, err := p.RunStdio(ctx, proxy.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), In: f.IO.In, Out: f.IO.Out, Stderr: errOut})
@@ -194,15 +218,18 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 		view = newProxyView(f, endpoint, ref.URL, ledger)
 		popts.OnEvent = view.send
 	} else {
-		popts.OnEvent = plainEvents(errOut)
+		var flush func()
+		popts.OnEvent, flush = plainEvents(errOut)
+		defer flush()
 	}
 	p := proxy.New(popts)
 	defer p.Close()
-	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure})
+	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure,
+		AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins})
 	if err != nil {
-		return err
+		return flagErrorf("%v", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
+	srv := proxy.NewServer(handler, proxy.ServerOptions{})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref.URL)
@@ -228,13 +255,18 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	return nil
 }
 
-// plainEvents prints one line per task event and violation: no view, no terminal.
-func plainEvents(w io.Writer) func(proxy.Event) {
-	return func(ev proxy.Event) {
+// plainEvents prints one line per task event and violation: no view, no terminal. The lines go
+// through an eventQueue, so that a stderr nobody reads (a host that never drains the stdio
+// proxy's stderr, a terminal paused with ctrl+s) never holds up the traffic; the returned
+// func writes what is still queued (waiting at most a second for a stuck stderr).
+func plainEvents(w io.Writer) (func(proxy.Event), func()) {
+	q := newEventQueue(proxyViewBuffer)
+	go q.run(func(ev proxy.Event) {
 		if line := eventLine(ev); line != "" {
 			fmt.Fprintln(w, line)
 		}
-	}
+	})
+	return q.push, func() { q.close(time.Second) }
 }
 
 // eventLine renders ev as the one-line form of the plain output, "" for events that have none
@@ -369,30 +401,97 @@ func selfCommand() string {
 	return self
 }
 
-// proxyView runs the live view of the proxy: the proxy's events go into the program through a
-// buffered channel, so that a slow terminal never holds up the traffic (polls are dropped
-// first when the buffer is full).
-type proxyView struct {
-	f    *Factory
-	opts tui.ProxyOptions
-	ch   chan tui.ProxyEvent
+// proxyViewBuffer is how many events wait for the live view or the plain lines before new ones
+// are dropped: a few seconds of a busy proxy, a few MiB at most.
+var proxyViewBuffer = 4096
+
+// eventQueue carries the proxy's events to whatever shows them (the live view, the plain lines
+// on stderr), which may be slow or stuck: a terminal paused with ctrl+s, a pipe nobody reads.
+// push never blocks, because it runs on the relay's goroutines and the proxy's promise is that
+// its display never holds up the traffic; when the queue is full, polls are dropped first,
+// then everything, and the count of dropped events is shown once the consumer catches up.
+// The ledger and --record do not go through it and miss nothing.
+type eventQueue struct {
+	ch      chan proxy.Event
+	dropped atomic.Int64
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
-func newProxyView(f *Factory, endpoint, upstream, ledger string) *proxyView {
-	return &proxyView{f: f, ch: make(chan tui.ProxyEvent, 4096),
-		opts: tui.ProxyOptions{Listen: endpoint, Upstream: upstream, Ledger: ledger, NoColor: f.Getenv("NO_COLOR") != ""}}
+func newEventQueue(size int) *eventQueue {
+	return &eventQueue{ch: make(chan proxy.Event, size), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (v *proxyView) send(ev proxy.Event) {
-	e := tuiEvent(ev)
+// push queues ev, or drops it and counts it; it never blocks.
+func (q *eventQueue) push(ev proxy.Event) {
+	// Polls are the bulk and carry the least: leave the last quarter of the queue to the rest.
+	if ev.Kind == proxy.EventPoll && len(q.ch) >= cap(q.ch)*3/4 {
+		q.dropped.Add(1)
+		return
+	}
 	select {
-	case v.ch <- e:
+	case q.ch <- ev:
 	default:
-		if ev.Kind != proxy.EventPoll {
-			v.ch <- e
+		q.dropped.Add(1)
+	}
+}
+
+// run hands the queued events to consume, one at a time, until close; it reports what was
+// dropped before the next event it hands on. Only run calls consume, so consume may block.
+func (q *eventQueue) run(consume func(proxy.Event)) {
+	defer close(q.done)
+	give := func(ev proxy.Event) {
+		if n := q.dropped.Swap(0); n > 0 {
+			consume(proxy.Event{Kind: proxy.EventNotice, Time: ev.Time,
+				Text: fmt.Sprintf("%d events were not shown: the display could not keep up (the ledger and --record have them all)", n)})
+		}
+		consume(ev)
+	}
+	for {
+		select {
+		case ev := <-q.ch:
+			give(ev)
+		case <-q.stop:
+			for {
+				select {
+				case ev := <-q.ch:
+					give(ev)
+				default:
+					return
+				}
+			}
 		}
 	}
 }
+
+// close stops run once it has handed on what is queued, waiting at most wait for a consumer
+// that is stuck (the process is ending; a stuck terminal must not keep it alive).
+func (q *eventQueue) close(wait time.Duration) {
+	q.once.Do(func() { close(q.stop) })
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-q.done:
+	case <-t.C:
+	}
+}
+
+// proxyView runs the live view of the proxy: the proxy's events reach the program through an
+// eventQueue, so that a slow or stuck terminal never holds up the traffic.
+type proxyView struct {
+	f    *Factory
+	opts tui.ProxyOptions
+	q    *eventQueue
+}
+
+func newProxyView(f *Factory, endpoint, upstream, ledger string) *proxyView {
+	return &proxyView{f: f, q: newEventQueue(proxyViewBuffer),
+		opts: tui.ProxyOptions{Listen: endpoint, Upstream: upstream, Ledger: ledger, NoColor: f.Getenv("NO_COLOR") != ""}}
+}
+
+// send is the proxy's OnEvent: it never blocks.
+func (v *proxyView) send(ev proxy.Event) { v.q.push(ev) }
 
 // tuiEvent converts a proxy event for the view.
 func tuiEvent(ev proxy.Event) tui.ProxyEvent {
@@ -410,18 +509,9 @@ func (v *proxyView) run(ctx context.Context) error {
 		popts = append(popts, tea.WithWindowSize(w, h))
 	}
 	prog := tea.NewProgram(tui.NewProxyModel(v.opts), popts...)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case e := <-v.ch:
-				prog.Send(tui.ProxyEventMsg(e))
-			case <-done:
-				return
-			}
-		}
-	}()
+	go v.q.run(func(ev proxy.Event) { prog.Send(tui.ProxyEventMsg(tuiEvent(ev))) })
+	// prog.Send returns once the program has ended, so close does not wait for long.
+	defer v.q.close(time.Second)
 	_, err := prog.Run()
 	if err != nil && ctx.Err() == nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("proxy view: %w", err)

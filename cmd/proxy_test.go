@@ -346,6 +346,9 @@ func TestProxyUsage(t *testing.T) {
 		{[]string{"proxy", "--stdio", "x", "--listen", "127.0.0.1:0"}, "drop --listen"},
 		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--listen", "nonsense"}, "HOST:PORT"},
 		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--protocol", "2025-11-25"}, "negotiate"},
+		{[]string{"proxy", "--stdio", "x", "--allowed-host", "a.example"}, "drop them"},
+		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--allowed-origin", "app.example"}, "want scheme://host[:port]"},
+		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--allowed-host", "a.example/path"}, "want a host name"},
 	} {
 		r := runCLI(t, t.Context(), nil, c.args...)
 		if r.Code != ExitUsage || !strings.Contains(r.Stderr, c.want) {

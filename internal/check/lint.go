@@ -68,10 +68,19 @@ func (l *Linter) violate(v Violation) {
 	l.violateOnce(v.Rule+"\x00"+v.TaskID+"\x00"+v.Seen, v)
 }
 
+// maxKeys bounds what the linter remembers of what peers did (the violations it reported, the
+// last poll of each host and task): behind the proxy, a host sending random task ids or names
+// must not grow it without bound. Past it the memory is cleared; at worst a violation is
+// reported once more, or a poll's pace goes unjudged once.
+const maxKeys = 10000
+
 // violateOnce reports v unless a violation with the same key was reported before.
 func (l *Linter) violateOnce(key string, v Violation) {
 	if l.seen[key] {
 		return
+	}
+	if len(l.seen) >= maxKeys {
+		clear(l.seen)
 	}
 	l.seen[key] = true
 	if l.Report != nil {
@@ -286,6 +295,9 @@ func (l *Linter) ObserveHost(r HostRequest) {
 				l.violateOnce("C24\x00"+key, host("C24", "C25-TASKS §Getting Tasks; EXT §Task Polling",
 					fmt.Sprintf("%s polled again after %s; the server asked for every %s", r.Host, now.Sub(last).Round(time.Millisecond), want)))
 			}
+		}
+		if len(l.lastPoll) >= maxKeys {
+			clear(l.lastPoll)
 		}
 		l.lastPoll[key] = now
 	case "tasks/update", "tasks/cancel", "tasks/result":

@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -31,6 +32,58 @@ type HTTPOptions struct {
 	Insecure bool
 	// Transport replaces the connection pool to the server (tests).
 	Transport http.RoundTripper
+
+	// AllowedHosts are Host values accepted besides the loopback names and the address a
+	// connection came in on (--allowed-host): "name" (any port) or "name:port".
+	AllowedHosts []string
+	// AllowedOrigins are Origin values accepted besides loopback origins (--allowed-origin).
+	AllowedOrigins []string
+	// MaxBody caps a host's request body (DefaultMaxBody); a larger one is refused with 413.
+	MaxBody int
+	// BodyTimeout is how long a host has to send a request's body (DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	// WriteStall is how long a host may leave a write of the proxy unread before the proxy gives
+	// up on it (DefaultWriteStall).
+	WriteStall time.Duration
+}
+
+const (
+	// DefaultMaxBody caps a request body: the inspection cap, so that every request a host
+	// sends through the proxy is also one it looked at. MCP messages are JSON-RPC requests;
+	// the TypeScript SDK's servers refuse anything over 4 MB.
+	DefaultMaxBody = DefaultMaxInspect
+	// DefaultBodyTimeout bounds the time to send a body: a host sends a JSON message at once,
+	// and a slowloris host that trickles bytes would otherwise hold a goroutine and a buffer.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultWriteStall bounds how long a write to a host may wait for it to read: an event
+	// stream may be idle for hours, but a host that stops reading while the proxy has bytes
+	// for it is gone or hostile.
+	DefaultWriteStall = time.Minute
+	// DefaultReadHeaderTimeout and DefaultIdleTimeout bound a host's silence before its
+	// request's headers are complete, and between two requests on a kept-alive connection.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	// maxHeaderBytes caps a request's headers; a bearer token or a long cookie fits.
+	maxHeaderBytes = 256 << 10
+)
+
+// ServerOptions tune the proxy's http.Server; zero values take the defaults above.
+type ServerOptions struct {
+	ReadHeaderTimeout, IdleTimeout time.Duration
+}
+
+// NewServer returns the http.Server that serves h to hosts, with the time bounds a server
+// facing untrusted peers needs. It sets no ReadTimeout or WriteTimeout: those would cut the
+// long-lived event streams of MCP; the handler bounds each body and each write instead.
+func NewServer(h http.Handler, o ServerOptions) *http.Server {
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: o.ReadHeaderTimeout, IdleTimeout: o.IdleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, ErrorLog: log.New(io.Discard, "", 0)}
 }
 
 type ctxKey struct{}
@@ -45,17 +98,38 @@ type httpFront struct {
 	up    *url.URL
 	rp    *httputil.ReverseProxy
 	extra http.Header
+
+	guard       *guard
+	refused     refusals
+	maxBody     int
+	bodyTimeout time.Duration
+	writeStall  time.Duration
 }
 
-// Handler returns the handler of the proxy's MCP endpoint. It serves every path: "/", "/mcp"
-// and the server's own path go to the server's endpoint; any other path (an OAuth metadata
-// document, say) goes to the same path on the server's origin.
+// Handler returns the handler of the proxy's MCP endpoint. It first checks that the request
+// comes from a host and not from a web page (guard.go), then routes it: "/", "/mcp" and the
+// server's own path go to the server's endpoint, the OAuth metadata documents a host reads go
+// to the server's origin, and any other path is answered 404 without being forwarded.
 func (p *Proxy) Handler(opts HTTPOptions) (http.Handler, error) {
 	up, err := url.Parse(opts.Upstream)
 	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
 		return nil, fmt.Errorf("invalid server URL %q", rpc.RedactURL(opts.Upstream))
 	}
-	f := &httpFront{p: p, up: up, extra: opts.Header.Clone()}
+	g, err := newGuard(opts.AllowedHosts, opts.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	f := &httpFront{p: p, up: up, extra: opts.Header.Clone(), guard: g, maxBody: opts.MaxBody,
+		bodyTimeout: opts.BodyTimeout, writeStall: opts.WriteStall}
+	if f.maxBody <= 0 {
+		f.maxBody = DefaultMaxBody
+	}
+	if f.bodyTimeout <= 0 {
+		f.bodyTimeout = DefaultBodyTimeout
+	}
+	if f.writeStall <= 0 {
+		f.writeStall = DefaultWriteStall
+	}
 	tr := opts.Transport
 	if tr == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -87,32 +161,59 @@ func (p *Proxy) Handler(opts HTTPOptions) (http.Handler, error) {
 	return f, nil
 }
 
-func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *httpFront) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	p := f.p
 	start := p.opts.Now()
+	rc := http.NewResponseController(rw)
+	w := &stallWriter{ResponseWriter: rw, rc: rc, d: f.writeStall}
+	// The last bytes (the end of a chunked body) are written after the handler returns.
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(f.writeStall)) }()
+	// Nothing is read, looked at or forwarded before the request is known to come from a host.
+	if why := f.guard.checkHost(r); why != "" {
+		f.refuse(w, r, http.StatusForbidden, "host", why)
+		return
+	}
+	if why := f.guard.checkOrigin(r); why != "" {
+		f.refuse(w, r, http.StatusForbidden, "origin", why)
+		return
+	}
+	if _, ok := f.route(r.URL); !ok {
+		f.refuse(w, r, http.StatusNotFound, "path", fmt.Sprintf("%s is not the MCP endpoint (give the host the URL the proxy printed, ending in /mcp)", clip(r.URL.Path)))
+		return
+	}
+	if r.ContentLength > int64(f.maxBody) {
+		f.refuse(w, r, http.StatusRequestEntityTooLarge, "size", fmt.Sprintf("the request body of %d bytes is larger than the proxy's limit of %d", r.ContentLength, f.maxBody))
+		return
+	}
 	var body []byte
 	inspect := r.Method == http.MethodPost
-	if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
-		b, more, err := readUpTo(r.Body, p.opts.MaxInspect)
-		if err != nil {
-			// The host went away while sending, or its body broke off: nothing to forward.
+	if r.Body != nil && r.Body != http.NoBody {
+		// A body must arrive in time (a slowloris host trickling bytes is cut) and within
+		// the size cap, whatever its method.
+		_ = rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
+		b, held, err := p.readHeld(r.Body, f.maxBody)
+		defer p.mem.give(held)
+		switch {
+		case errors.Is(err, errTooLarge):
+			f.refuse(w, r, http.StatusRequestEntityTooLarge, "size", fmt.Sprintf("the request body is larger than the proxy's limit of %d bytes", f.maxBody))
+			return
+		case errors.Is(err, errOverBudget):
+			f.refuse(w, r, http.StatusServiceUnavailable, "memory", fmt.Sprintf("the proxy holds %d bytes of messages already, its limit; retry", p.mem.max))
+			return
+		case err != nil:
+			// The host went away while sending, or its body broke off or came too slowly:
+			// nothing to forward.
 			p.notice(nil, "a request body from %s could not be read: %v", remoteIP(r), err)
+			w.Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
 			http.Error(w, "mcptask proxy: the request body could not be read", http.StatusBadRequest)
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		body = b
-		if more {
-			inspect = false
-			p.notice(nil, "a request from %s larger than %d bytes was forwarded without being inspected", remoteIP(r), p.opts.MaxInspect)
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
-		} else {
-			r.Body = io.NopCloser(bytes.NewReader(b))
-			r.ContentLength = int64(len(b))
-			r.TransferEncoding = nil
-		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
+		r.TransferEncoding = nil
 	}
 	var x *exchange
 	var h *host
@@ -144,8 +245,10 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if x.err == "" && r.Context().Err() != nil {
 			x.err = "the host went away before the answer was complete"
 		}
-		status := x.status
+		status, held := x.status, x.held
+		x.held = 0
 		x.mu.Unlock()
+		p.mem.give(held)
 		p.settle(x)
 		if p.rec != nil {
 			p.rec.line(true, x.h.label(), x.summary(p.opts.Now().Sub(start)))
@@ -156,6 +259,29 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
 }
+
+// stallWriter gives every write to the host WriteStall to complete: a host that stops reading
+// is cut off instead of holding the proxy's goroutine, its buffers and the server's stream.
+// The deadline is set before each write, so an event stream may stay idle as long as it likes.
+type stallWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (s *stallWriter) Write(b []byte) (int, error) {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.d))
+	return s.ResponseWriter.Write(b)
+}
+
+// FlushError is what http.ResponseController (and so the reverse proxy) calls to flush.
+func (s *stallWriter) FlushError() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.d))
+	return s.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) map[string]any {
 	line := map[string]any{"kind": "http-request", "httpMethod": r.Method, "url": rpc.RedactURL(f.target(r.URL).String()),
@@ -255,6 +381,11 @@ func (f *httpFront) target(u *url.URL) *url.URL {
 	t := *f.up
 	switch u.Path {
 	case "", "/", "/mcp", "/mcp/", f.up.Path:
+	case prmPath + "/mcp", prmPath + "/mcp/":
+		// The host derived the metadata's path from the proxy's endpoint (/mcp); the server's
+		// document is under its own endpoint's path (RFC 9728 §3.1).
+		t.Path, t.RawPath = prmPath+strings.TrimSuffix(f.up.Path, "/"), ""
+		t.RawQuery = ""
 	default:
 		t.Path, t.RawPath = u.Path, u.RawPath
 		t.RawQuery = ""
@@ -268,12 +399,19 @@ func (f *httpFront) target(u *url.URL) *url.URL {
 	return &t
 }
 
+// prmPath is where RFC 9728 protected resource metadata lives.
+const prmPath = "/.well-known/oauth-protected-resource"
+
 func (f *httpFront) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL = f.target(pr.In.URL)
 	pr.Out.Host = ""
-	for k, v := range f.extra {
-		if len(pr.Out.Header.Values(k)) == 0 {
-			pr.Out.Header[http.CanonicalHeaderKey(k)] = v
+	// The user's credentials go to the MCP endpoint only: a metadata document is public, and
+	// ServeHTTP has refused every request that is not a host's before this point.
+	if endpoint, _ := f.route(pr.In.URL); endpoint {
+		for k, v := range f.extra {
+			if len(pr.Out.Header.Values(k)) == 0 {
+				pr.Out.Header[http.CanonicalHeaderKey(k)] = v
+			}
 		}
 	}
 	// The proxy reads what it forwards, so it can only accept encodings it can decode; the
@@ -332,11 +470,19 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	// One JSON answer: read it whole, look at it (a CreateTaskResult goes to the ledger now),
-	// then let the reverse proxy send the same bytes.
-	data, more, err := readUpTo(resp.Body, p.opts.MaxInspect)
+	// then let the reverse proxy send the same bytes. What is held counts against the proxy's
+	// memory budget until ServeHTTP ends.
+	data, held, err := p.readHeld(resp.Body, p.opts.MaxInspect)
+	x.mu.Lock()
+	x.held += held
+	x.mu.Unlock()
 	switch {
-	case more:
-		p.notice(x.h, "an answer larger than %d bytes was forwarded without being inspected", p.opts.MaxInspect)
+	case errors.Is(err, errTooLarge), errors.Is(err, errOverBudget):
+		if errors.Is(err, errTooLarge) {
+			p.notice(x.h, "an answer larger than %d bytes was forwarded without being inspected", p.opts.MaxInspect)
+		} else {
+			p.notice(x.h, "an answer was forwarded without being inspected: the proxy holds %d bytes of messages already, its limit", p.mem.max)
+		}
 		resp.Body = struct {
 			io.Reader
 			io.Closer
@@ -407,19 +553,6 @@ func (copyBuffers) Put(b []byte) { copyBufferPool.Put((*[32 << 10]byte)(b)) }
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
-
-// readUpTo reads r to its end, or max bytes; more reports that r holds more than max.
-func readUpTo(r io.Reader, max int) (data []byte, more bool, err error) {
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(r, int64(max)+1))
-	if err != nil {
-		return buf.Bytes(), false, err
-	}
-	if n > int64(max) {
-		return buf.Bytes(), true, nil
-	}
-	return buf.Bytes(), false, nil
-}
 
 func decompress(enc string, data []byte) ([]byte, error) {
 	var r io.ReadCloser

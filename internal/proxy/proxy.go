@@ -16,7 +16,9 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,8 +38,73 @@ import (
 // is forwarded unchanged without being inspected, and that is reported.
 const DefaultMaxInspect = 32 << 20
 
-// maxTasks is how many tasks the proxy remembers before it forgets those that ended.
+// DefaultMaxHeld caps the bytes of messages held at once: eight messages at the inspection cap,
+// or thousands of ordinary ones.
+const DefaultMaxHeld = 8 * DefaultMaxInspect
+
+// maxTasks is how many tasks the proxy remembers before it forgets those that ended (and,
+// past it, the oldest: the ledger keeps them all).
 const maxTasks = 10000
+
+// maxHosts is how many host conversations the proxy tells apart. A flood of new session ids
+// or client names must not grow it without bound: past it, the host seen least recently is
+// forgotten (its traffic still flows; only the proxy's notes on it go).
+const maxHosts = 1024
+
+// maxPending is how many requests in flight, or server requests unanswered, one host may have
+// before the oldest are forgotten.
+const maxPending = 4096
+
+var (
+	errTooLarge   = errors.New("the message is larger than the limit")
+	errOverBudget = errors.New("the proxy's memory limit for held messages is reached")
+)
+
+// memBudget counts the bytes of messages the proxy holds.
+type memBudget struct {
+	used atomic.Int64
+	max  int64
+}
+
+func (b *memBudget) take(n int64) bool {
+	if b.used.Add(n) > b.max {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (b *memBudget) give(n int64) {
+	if n > 0 {
+		b.used.Add(-n)
+	}
+}
+
+// heldChunk is the unit in which reading a message reserves memory.
+const heldChunk = 32 << 10
+
+// readHeld reads r to its end, reserving what it holds from the proxy's budget: errTooLarge
+// past limit bytes, errOverBudget when the budget is spent. held is what it reserved, also on
+// an error: the caller gives it back once done with data.
+func (p *Proxy) readHeld(r io.Reader, limit int) (data []byte, held int64, err error) {
+	var buf bytes.Buffer
+	for {
+		if !p.mem.take(heldChunk) {
+			return buf.Bytes(), held, errOverBudget
+		}
+		held += heldChunk
+		_, err := io.CopyN(&buf, r, heldChunk)
+		if buf.Len() > limit {
+			return buf.Bytes(), held, errTooLarge
+		}
+		if errors.Is(err, io.EOF) {
+			return buf.Bytes(), held, nil
+		}
+		if err != nil {
+			return buf.Bytes(), held, err
+		}
+	}
+}
 
 // Via marks a ledger record created by a host through the proxy.
 const Via = "proxy"
@@ -60,6 +127,10 @@ type Options struct {
 	OnEvent func(Event)
 	// MaxInspect caps the bytes of one message the proxy reads to inspect (DefaultMaxInspect).
 	MaxInspect int
+	// MaxHeld caps the bytes of all the messages the proxy holds at once, over every host and
+	// stream (DefaultMaxHeld): past it, requests are refused with 503 and answers pass
+	// uninspected, instead of the proxy growing without bound.
+	MaxHeld int64
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -116,9 +187,12 @@ type Proxy struct {
 	rec  *recorder
 	lint *check.Linter
 
-	mu    sync.Mutex
-	hosts map[string]*host
-	tasks map[string]*taskState
+	mem memBudget
+
+	mu      sync.Mutex
+	hosts   map[string]*host
+	tasks   map[string]*taskState
+	evicted int // hosts forgotten because of maxHosts
 }
 
 // host is one host conversation, kept apart from the others: a 2025-11-25 HTTP session, a
@@ -139,6 +213,8 @@ type host struct {
 	// serverReqs maps the ids of the server's requests to the host to what they asked.
 	serverReqs map[string]serverReq
 	stdio      bool
+	// seen is when the host last sent a request (under the proxy's lock), for maxHosts.
+	seen time.Time
 }
 
 func (h *host) label() string { return *h.name.Load() }
@@ -204,6 +280,8 @@ type exchange struct {
 	taskID   string
 	created  bool
 	answered bool
+	// held is what the proxy's memory budget lends the answer's body until ServeHTTP ends.
+	held int64
 }
 
 func (x *exchange) method() string {
@@ -254,7 +332,11 @@ func New(opts Options) *Proxy {
 	if opts.MaxInspect <= 0 {
 		opts.MaxInspect = DefaultMaxInspect
 	}
+	if opts.MaxHeld <= 0 {
+		opts.MaxHeld = DefaultMaxHeld
+	}
 	p := &Proxy{opts: opts, hosts: map[string]*host{}, tasks: map[string]*taskState{}}
+	p.mem.max = opts.MaxHeld
 	p.rec = newRecorder(opts.Record, opts.Trace, opts.Secret, opts.Now)
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
@@ -325,17 +407,56 @@ func (p *Proxy) notice(h *host, format string, args ...any) {
 	p.emit(Event{Kind: EventNotice, Host: label, Text: text})
 }
 
-// hostFor returns the host with key, creating it with label.
+// hostFor returns the host with key, creating it with label. Past maxHosts it forgets the host
+// seen least recently, and says so (once, then every thousandth time: a flood must not flood
+// the user's screen too).
 func (p *Proxy) hostFor(key, label string) *host {
+	now := p.opts.Now()
 	p.mu.Lock()
 	h := p.hosts[key]
+	evicted := 0
 	if h == nil {
+		if len(p.hosts) >= maxHosts {
+			var oldest *host
+			for _, o := range p.hosts {
+				if !o.stdio && (oldest == nil || o.seen.Before(oldest.seen)) {
+					oldest = o
+				}
+			}
+			if oldest != nil {
+				delete(p.hosts, oldest.key)
+				p.evicted++
+				if p.evicted == 1 || p.evicted%1000 == 0 {
+					evicted = p.evicted
+				}
+			}
+		}
 		h = &host{key: key, pending: map[string]*exchange{}, serverReqs: map[string]serverReq{}}
 		h.setLabel(label)
 		p.hosts[key] = h
 	}
+	h.seen = now
 	p.mu.Unlock()
+	if evicted > 0 {
+		p.notice(nil, "more than %d hosts or sessions at once: the proxy forgot the one seen least recently (%d so far); their traffic still passes, and a flood of new session ids cannot grow the proxy", maxHosts, evicted)
+	}
 	return h
+}
+
+// trimOldest deletes the oldest entries of m until it has at most n; the caller holds the
+// proxy's lock. It runs only past a cap, so its cost does not matter for honest hosts.
+func trimOldest[V any](m map[string]V, n int, start func(V) time.Time) {
+	for len(m) > n {
+		var oldK string
+		var oldT time.Time
+		first := true
+		for k, v := range m {
+			if t := start(v); first || t.Before(oldT) {
+				oldK, oldT, first = k, t, false
+			}
+		}
+		delete(m, oldK)
+	}
 }
 
 // dropHost forgets a host whose session ended.
@@ -406,8 +527,9 @@ func (p *Proxy) hostRequest(h *host, m *rpc.Message, params reqParams, hdr http.
 	// The answer comes back on the stdio stream, or over HTTP on this request's answer, or
 	// (2025-11-25) on a GET that resumes its broken stream: look it up by id either way.
 	h.pending[m.IDKey()] = x
-	if len(h.pending) > 4096 {
+	if len(h.pending) > maxPending {
 		h.prunePending(x.start)
+		trimOldest(h.pending, maxPending*3/4, func(x *exchange) time.Time { return x.start })
 	}
 	if h.stdio {
 		if info := x.params.Meta.Info.String() + x.params.ClientInfo.String(); info != "" && h.label() == "stdio host" {
@@ -452,6 +574,7 @@ func (p *Proxy) hostResponse(h *host, m *rpc.Message) {
 		Version: h.version, PollInterval: t.PollInterval, CreatedAt: t.CreatedAt, OnHost: true}
 	p.mu.Lock()
 	p.tasks[t.TaskID] = &taskState{info: info, host: h.label()}
+	p.capTasks()
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventCreated, Host: h.label(), Task: info, Via: "create"})
 }
@@ -492,6 +615,14 @@ func (p *Proxy) serverRequest(h *host, x *exchange, m *rpc.Message) {
 	_ = json.Unmarshal(m.Params, &params)
 	p.mu.Lock()
 	h.serverReqs[m.IDKey()] = serverReq{method: m.Method, task: params.hasTask()}
+	if len(h.serverReqs) > maxPending {
+		for k := range h.serverReqs { // unanswered for long: forget any, a host never answers them all
+			delete(h.serverReqs, k)
+			if len(h.serverReqs) <= maxPending*3/4 {
+				break
+			}
+		}
+	}
 	era, clientCaps := h.era, h.clientCaps
 	p.mu.Unlock()
 	if x != nil && x.era == rpc.EraModern {
@@ -686,16 +817,24 @@ func (p *Proxy) created(x *exchange, t *rpc.Task, era rpc.Era) {
 	}
 	p.mu.Lock()
 	p.tasks[t.TaskID] = &taskState{info: info, host: label}
-	if len(p.tasks) > maxTasks {
-		// A proxy may run for days: forget the tasks that ended (the ledger keeps them).
-		for id, ts := range p.tasks {
-			if terminal(ts.info.Status) {
-				delete(p.tasks, id)
-			}
-		}
-	}
+	p.capTasks()
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventCreated, Host: label, Task: info, Via: "create"})
+}
+
+// capTasks keeps the tasks the proxy remembers under maxTasks; the caller holds the lock. A
+// proxy may run for days: it forgets the tasks that ended first, then the oldest (the ledger
+// keeps them all).
+func (p *Proxy) capTasks() {
+	if len(p.tasks) <= maxTasks {
+		return
+	}
+	for id, ts := range p.tasks {
+		if terminal(ts.info.Status) {
+			delete(p.tasks, id)
+		}
+	}
+	trimOldest(p.tasks, maxTasks*3/4, func(ts *taskState) time.Time { return ts.info.CreatedAt })
 }
 
 // taskSeen takes a status the server reported (a poll answer, a notification, a cancel) and
@@ -708,6 +847,7 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 		// same; the ledger is updated only if it holds the task.
 		ts = &taskState{info: TaskInfo{ID: t.TaskID, Era: string(h.era), Version: h.version, CreatedAt: t.CreatedAt}, host: h.label()}
 		p.tasks[t.TaskID] = ts
+		p.capTasks()
 	}
 	changed := ts.info.Status != string(t.Status) || ts.info.Message != t.StatusMessage ||
 		(t.PollInterval > 0 && ts.info.PollInterval != t.PollInterval)

@@ -35,6 +35,14 @@ type sseRelay struct {
 	// skipping is set while an event larger than max passes uninspected.
 	skipping bool
 	err      error
+	// reserved is what held borrows from the proxy's memory budget.
+	reserved int64
+}
+
+// release gives back what held borrowed; the caller has just emptied held.
+func (s *sseRelay) release() {
+	s.p.mem.give(s.reserved)
+	s.reserved = 0
 }
 
 func newSSERelay(src io.ReadCloser, p *Proxy, h *host, x *exchange) *sseRelay {
@@ -57,8 +65,12 @@ func (s *sseRelay) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Close implements io.Closer.
-func (s *sseRelay) Close() error { return s.src.Close() }
+// Close implements io.Closer; an event cut off by the host's going away gives back what it
+// held of the proxy's memory budget.
+func (s *sseRelay) Close() error {
+	s.release()
+	return s.src.Close()
+}
 
 // step reads one line and decides where it goes.
 func (s *sseRelay) step() {
@@ -71,6 +83,7 @@ func (s *sseRelay) step() {
 		// host drops it just as it would have without the proxy.
 		s.out = append(s.out, s.held...)
 		s.held = s.held[:0]
+		s.release()
 		s.err = err
 	}
 }
@@ -91,6 +104,7 @@ func (s *sseRelay) readLine() ([]byte, error) {
 				s.out = append(s.out, s.held...)
 				s.out = append(s.out, s.line...)
 				s.held, s.line = s.held[:0], s.line[:0]
+				s.release()
 				return nil, nil
 			}
 			continue
@@ -114,6 +128,7 @@ func (s *sseRelay) take(line []byte) {
 			s.dispatch()
 			s.out = append(s.out, s.held...)
 			s.held = s.held[:0]
+			s.release()
 		}
 		s.out = append(s.out, line...)
 		s.hasData, s.event = false, ""
@@ -139,10 +154,19 @@ func (s *sseRelay) take(line []byte) {
 	}
 	if s.hasData {
 		s.held = append(s.held, line...)
-		if len(s.held) > s.max {
-			s.p.notice(s.h, "an SSE event larger than %d bytes was forwarded without being inspected", s.max)
+		fits := s.p.mem.take(int64(len(line)))
+		if fits {
+			s.reserved += int64(len(line))
+		}
+		if len(s.held) > s.max || !fits {
+			if fits {
+				s.p.notice(s.h, "an SSE event larger than %d bytes was forwarded without being inspected", s.max)
+			} else {
+				s.p.notice(s.h, "an SSE event was forwarded without being inspected: the proxy holds %d bytes of messages already, its limit", s.p.mem.max)
+			}
 			s.out = append(s.out, s.held...)
 			s.held = s.held[:0]
+			s.release()
 			s.skipping = true
 		}
 		return
