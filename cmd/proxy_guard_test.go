@@ -100,7 +100,7 @@ func TestProxyRefusesWebPages(t *testing.T) {
 		{"another metadata path", strings.TrimSuffix(endpoint, "/mcp") + "/.well-known/other", "", "", http.StatusNotFound},
 	} {
 		code, body, err := hostPost(t.Context(), a.url, a.host, a.origin, list)
-		if err != nil || code != a.status || !strings.Contains(body, `"id":null`) {
+		if err != nil || code != a.status || !strings.Contains(body, `"jsonrpc":"2.0"`) || strings.Contains(body, `"id"`) {
 			t.Errorf("%s: %d %s %v, want %d and a JSON-RPC error", a.name, code, body, err, a.status)
 		}
 	}

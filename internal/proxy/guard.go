@@ -224,7 +224,9 @@ func (f *httpFront) refuse(w http.ResponseWriter, r *http.Request, status int, k
 	// no read wait for it (net/http would drain it, with no deadline, to keep the connection).
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+	// No id: the request was not read, and the MCP schemas allow an error response without one
+	// (JSONRPCErrorResponse), never with "id": null.
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0",
 		"error": map[string]any{"code": -32000, "message": "mcptask proxy: " + why}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)+1))

@@ -99,7 +99,7 @@ func refusedWith(t *testing.T, what string, resp *http.Response, body string, st
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if resp.StatusCode != status || json.Unmarshal([]byte(body), &m) != nil || m.JSONRPC != "2.0" || string(m.ID) != "null" || m.Error.Message == "" {
+	if resp.StatusCode != status || json.Unmarshal([]byte(body), &m) != nil || m.JSONRPC != "2.0" || m.ID != nil || m.Error.Message == "" {
 		t.Errorf("%s: got %d %q, want %d and a JSON-RPC error without id", what, resp.StatusCode, body, status)
 	}
 }
