@@ -153,6 +153,9 @@ func TestProxyTSClients(t *testing.T) {
 		{"client-v2", v2, "stdio", everySrv, "2025-11-25"},
 	} {
 		t.Run(c.client+"/"+c.transport+"/"+c.srv.name, func(t *testing.T) {
+			// The proxies the hosts start sign their stdio records with the key under this
+			// test's state home, which is where the in-process resume looks for it too.
+			t.Setenv("XDG_STATE_HOME", testStateHome(t))
 			dir := t.TempDir()
 			ledger := filepath.Join(dir, "proxy.json")
 			var flags []string
