@@ -20,6 +20,20 @@ var attacks = []string{
 	"\u00a0::notice::after a no-break space",
 	"::STOP-COMMANDS::guess\n::error::x\n::guess::",
 	"::endgroup::",
+	// Every character .NET's TrimStart removes, not only ASCII space and tab.
+	"\u3000::error::after an ideographic space",
+	"\u2028::error::after a line separator (no line end to .NET)",
+	"\u0085::error::after a next-line character",
+	"\u1680\u2000\u205f::warning::after other Zs",
+	// What ICU's culture-sensitive comparison looks through, and the byte order mark the
+	// runner's StreamReader drops at the start of a stream.
+	"\ufeff::error::after a byte order mark",
+	"\u200b\u00ad::error::after zero-width characters",
+	"::error:\u00ad:a soft hyphen between the closing colons",
+	"x #\u200b#[set-env name=PATH]/evil",
+	// OrdinalIgnoreCase maps U+017F (long s) to S.
+	"::\u017fet-output name=x::y",
+	"::echo::on",
 }
 
 func TestNeutralizeStopsEveryInjection(t *testing.T) {
