@@ -175,6 +175,18 @@ func TestSummaryEscapesServerText(t *testing.T) {
 	if n := len(regexp.MustCompile(`(^|[^\\])\|`).FindAllString(last, -1)); n != 8 {
 		t.Errorf("server text split the row into %d borders: %s", n, last)
 	}
+	// GitHub's Markdown links bare URLs, www. names and addresses in text, and makes
+	// :name: an emoji: none of it may stay live.
+	var buf2 bytes.Buffer
+	_ = WriteSummary(&buf2, "call", []Row{{TaskID: "t", Tool: "x", Outcome: "failed",
+		Message: "see https://evil.example/login or www.evil.example, mail a@evil.example, ping @octocat :rocket:"}})
+	row := strings.Split(strings.TrimSpace(buf2.String()), "\n")
+	msg := row[len(row)-1]
+	for _, bad := range []string{"https://", "www.", "a@evil", " @octocat", ":rocket:"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("row keeps a live autolink, mention or emoji %q: %s", bad, msg)
+		}
+	}
 	for _, bad := range []string{"![img]", "<script>", "](http"} {
 		if strings.Contains(last, bad) {
 			t.Errorf("row keeps live Markdown/HTML %q: %s", bad, last)
