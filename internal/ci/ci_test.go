@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/ci/citest"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // attacks are server strings that try to run workflow commands.
@@ -195,4 +196,30 @@ func TestSummaryEscapesServerText(t *testing.T) {
 	if !strings.Contains(last, "| ⏳ timeout | 1m30s |") || !strings.Contains(last, "`mcptask resume t\\|2'x`") {
 		t.Errorf("row: %s", last)
 	}
+}
+
+// FuzzAnnotation plays the server against mcptask's own commands: whatever the title and the
+// message hold, the runner reads exactly the one annotation (no property added, nothing after
+// it), then exactly the one group, with the text it was given.
+func FuzzAnnotation(f *testing.F) {
+	f.Add("tool: a, b\n::error::x", "50% done\r\n::set-output name=x::y %0A %25")
+	f.Add("t=1,line=2", ":\u00ad:warning::w\u2028##[error]x")
+	f.Fuzz(func(t *testing.T, title, msg string) {
+		var buf bytes.Buffer
+		l := &Log{Sys: GitHub, W: &buf}
+		l.Annotation(Warning, title, msg)
+		l.Group(title)
+		var r citest.Runner
+		r.Feed(buf.String())
+		if len(r.Ran) != 2 || r.Ran[0].Cmd != "warning" || r.Ran[1].Cmd != "group" || len(r.Ran[1].Props) != 0 {
+			t.Fatalf("want one warning and one group, the runner reads %+v from %q", r.Ran, buf.String())
+		}
+		a := r.Ran[0]
+		if len(a.Props) > 1 || a.Data != termsafe.String(msg) {
+			t.Fatalf("the annotation reads back as %+v from %q", a, buf.String())
+		}
+		if got, want := a.Props["title"], strings.TrimRightFunc(termsafe.Line(title), citest.IsDotNetWhiteSpace); got != want && want != "" {
+			t.Fatalf("title %q reads back as %q", want, got)
+		}
+	})
 }
