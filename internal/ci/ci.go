@@ -75,18 +75,25 @@ func Detect(mode string, getenv func(string) string) (System, error) {
 // looks for "##[" anywhere in the line, culture-sensitively too.
 //
 // mcptask judges a line more broadly than any runner version can, so that no Unicode or ICU
-// update makes a line it let pass a command: everything that is not a letter, digit,
-// punctuation or symbol (white space, controls, format characters, marks, unassigned code
-// points) is skipped before and between the colons, and between the characters of "##[".
-const skip = `[^\pL\pN\pP\pS]*`
+// update makes a line it let pass a command: before the colons it skips everything that is not
+// a letter, digit, punctuation or symbol (white space, controls, format characters, marks,
+// unassigned code points); between the colons, and between the characters of "##[", all of
+// that but white space, which ICU's collation never ignores (so "## [x]" stays text). The
+// five letters and punctuation marks the collation root table ignores entirely (Arabic tatweel,
+// NKo lajanyalan, Mongolian nirugu, Vedic nihshvasa, Arabic tail fragment) are skipped too.
+const (
+	icuIgnoredGraphic = `\x{0640}\x{07FA}\x{180A}\x{1CD3}\x{FE73}`
+	leadSkip          = `(?:[^\pL\pN\pP\pS]|[` + icuIgnoredGraphic + `])*`
+	innerSkip         = `(?:[^\pL\pN\pP\pS\pZ]|[` + icuIgnoredGraphic + `])*`
+)
 
 var (
 	// lineBreaks are the line ends of StreamReader.ReadLine.
 	lineBreaks = regexp.MustCompile(`\r\n|\r|\n`)
 	// commandStart is a line TryParseV2 could read.
-	commandStart = regexp.MustCompile(`^` + skip + `:` + skip + `:`)
+	commandStart = regexp.MustCompile(`^` + leadSkip + `:` + innerSkip + `:`)
 	// legacyPrefix is the "##[" TryParse finds anywhere in a line.
-	legacyPrefix = regexp.MustCompile(`#` + skip + `#` + skip + `\[`)
+	legacyPrefix = regexp.MustCompile(`#` + innerSkip + `#` + innerSkip + `\[`)
 )
 
 // Dangerous reports whether text holds a line GitHub's runner could take as a workflow command.

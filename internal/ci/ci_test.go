@@ -57,7 +57,7 @@ func TestNeutralizeStopsEveryInjection(t *testing.T) {
 }
 
 func TestNeutralizeLeavesHarmlessTextAlone(t *testing.T) {
-	for _, text := range []string{"slept 3 seconds\n", "a::b is fine mid-line", "## heading", "[x] done", ""} {
+	for _, text := range []string{"slept 3 seconds\n", "a::b is fine mid-line", "## heading", "[x] done", "## [x] done", ": : spaced", "\u3000# #[", ""} {
 		if got := Neutralize(GitHub, text); got != text {
 			t.Errorf("Neutralize(%q) = %q, want it unchanged", text, got)
 		}

@@ -244,3 +244,23 @@ func FuzzWriter(f *testing.F) {
 		}
 	})
 }
+
+// TestSkipCoversWhatTheRunnerSkips: the writer looks through at least every character the
+// runner model does: what TrimStart removes before the colons, and what ICU's collation
+// ignores anywhere.
+func TestSkipCoversWhatTheRunnerSkips(t *testing.T) {
+	lead := regexp.MustCompile(`^` + leadSkip + `$`)
+	inner := regexp.MustCompile(`^` + innerSkip + `$`)
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if unicode.Is(unicode.Cs, r) || r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		s := string(r)
+		if (citest.IsDotNetWhiteSpace(r) || citest.Ignorable(r)) && !lead.MatchString(s) {
+			t.Errorf("%U: the runner skips it before a command, the writer does not", r)
+		}
+		if citest.Ignorable(r) && !inner.MatchString(s) {
+			t.Errorf("%U: ICU looks through it inside \"::\" or \"##[\", the writer does not", r)
+		}
+	}
+}
