@@ -125,7 +125,7 @@ func TestCIJobLogTakesNoCommandFromAServer(t *testing.T) {
 		{[]string{"call", "sleep", "--arg", "seconds=0.1"}, ExitOK, "notice"},
 		{[]string{"call", "tool_error", "--arg", "message=bad"}, ExitTaskFailed, "error"},
 		{[]string{"call", "fail", "--arg", "message=boom"}, ExitTaskFailed, "error"},
-		{[]string{"call", "forever", "--timeout", "500ms"}, ExitTimeout, "warning"},
+		{[]string{"call", "forever", "--timeout", "2s"}, ExitTimeout, "warning"},
 		{[]string{"call", "sleep", "--arg", "seconds=0.1", "--jsonl"}, ExitOK, "notice"},
 		{[]string{"call", "sleep", "--arg", "seconds=0.1", "--json"}, ExitOK, "notice"},
 		{[]string{"call", "echo", "--arg", "text=hi"}, ExitOK, ""},
@@ -183,7 +183,7 @@ func TestCIJobLogTakesNoCommandFromTaskIDs(t *testing.T) {
 	for _, args := range [][]string{
 		{"call", "sleep", "--arg", "seconds=0.1", "--detach"},
 		{"call", "sleep", "--arg", "seconds=0.1"},
-		{"call", "forever", "--timeout", "300ms"},
+		{"call", "forever", "--timeout", "2s"},
 	} {
 		run := runCIJob(t, env, append(args, "--server", srv.URL)...)
 		if !strings.Contains(run.stdout+run.stderr, "pwned") {

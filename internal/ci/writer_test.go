@@ -93,9 +93,9 @@ func TestDefuseIsReadable(t *testing.T) {
 // form is escaped inside strings, so the runner runs nothing and a JSON reader gets the very
 // same string back.
 func TestWriterKeepsJSONReadable(t *testing.T) {
-	for _, mode := range []Writer{{Sys: GitHub, JSON: true, Exact: true}, {Sys: GitHub}} {
+	for _, jsonMode := range []bool{true, false} { // --jsonl on stdout; a JSON line on stderr
 		var buf bytes.Buffer
-		w := &Writer{W: &buf, Sys: mode.Sys, JSON: mode.JSON, Exact: mode.Exact}
+		w := &Writer{W: &buf, Sys: GitHub, JSON: jsonMode, Exact: jsonMode}
 		in, _ := json.Marshal(map[string]string{"text": "x ##[set-env name=PATH]/evil\n::error::y #\u00ad#[error]z"})
 		_, _ = w.Write(append(in, '\n'))
 		checkGitHubLog(t, string(in), buf.String())
