@@ -117,7 +117,7 @@ func dangerousLine(line string) bool {
 
 // Defuse changes a line GitHub's runner could take as a command so that it cannot, the way the
 // runner itself defuses its own markers in a step's output (OutputManager.OnDataReceived
-// writes "##[\\start-action"): a backslash goes before the colons of a leading "::", and after
+// writes `##[\start-action`): a backslash goes before the colons of a leading "::", and after
 // the "[" of every "##[". The text stays readable; other lines are returned as they are.
 func Defuse(line string) string {
 	if loc := commandStart.FindStringIndex(line); loc != nil {
@@ -134,7 +134,8 @@ func defuseJSON(line string) string {
 	return legacyPrefix.ReplaceAllStringFunc(line, func(m string) string { return `\u0023` + m[1:] })
 }
 
-// GitLab's job log (gitlab-org/gitlab lib/gitlab/ci/ansi2json/converter.rb, consume_token)
+// GitLab's job log (gitlab-org/gitlab, mirrored as gitlabhq/gitlabhq:
+// lib/gitlab/ci/ansi2json/converter.rb, Converter#consume_token)
 // acts on a section marker anywhere in a line: "section_start:" or "section_end:", a time, a
 // name, options, and then "\r\e[0K" (lib/gitlab/regex.rb, build_trace_section_regex). A
 // marker lies within one "\n"-ended line and needs its "\r\e[0K": server text that holds

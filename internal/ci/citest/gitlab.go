@@ -5,13 +5,15 @@ import (
 	"strings"
 )
 
-// GitLab is a model of GitLab's job-log parser (gitlab-org/gitlab
-// lib/gitlab/ci/ansi2json/converter.rb, Converter#consume_token, with the marker of
-// lib/gitlab/regex.rb, build_trace_section_regex). It reads the trace line by line (Ruby's
+// GitLab is a model of GitLab's job-log parser (gitlab-org/gitlab, mirrored on GitHub as
+// gitlabhq/gitlabhq: lib/gitlab/ci/ansi2json/converter.rb, Converter#consume_token, with the
+// marker of lib/gitlab/regex.rb, build_trace_section_regex). It reads the trace line by line (Ruby's
 // each_line: a line ends at "\n") and token by token: at every token boundary it first tries a
 // section marker, then an escape sequence, a line end, a "\r" (which clears the line so far),
 // or a run of plain text that stops before every "s", "\e", "\r" and "\n" — so a marker is
-// found anywhere in a line, not only at its start. It records the markers it would act on.
+// found anywhere in a line, not only at its start. It records the markers it would act on
+// (the viewer also folds case and maps other characters to "-" in a name, so "MCPTASK.1"
+// would close "mcptask_1": a test should accept only the exact names mcptask wrote).
 type GitLab struct {
 	// Markers are the section markers found, in order.
 	Markers []Marker
@@ -32,7 +34,7 @@ var (
 	// consume_token's other tokens, in the order it tries them.
 	glSequence = regexp.MustCompile(`^\x1b([@-_])(.*?)([@-~])`)
 	glUnended  = regexp.MustCompile(`(?m)\A\x1b(?:[@-_].*?)?$`) // Ruby's $ ends a line
-	glLineEnd  = regexp.MustCompile(`^\r*\n`)
+	glLineEnd  = regexp.MustCompile(`^\r?\n`)
 	glPlain    = regexp.MustCompile(`^(?s:.)[^\x1b\r\ns]*`)
 )
 
