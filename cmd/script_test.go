@@ -83,7 +83,16 @@ func TestScripts(t *testing.T) {
 			"ghrunner": func(ts *testscript.TestScript, neg bool, args []string) {
 				var r citest.Runner
 				for _, name := range args {
+					r.Reset() // each file is a stream of its own
 					r.Feed(ts.ReadFile(name))
+				}
+				for _, tok := range r.Stops {
+					if !strings.HasPrefix(tok, "mcptask-") {
+						ts.Fatalf("the runner would pause its commands for a token mcptask did not write: %q", tok)
+					}
+				}
+				if r.Stopped() {
+					ts.Fatalf("the log ends inside a stop-commands block")
 				}
 				for _, c := range r.Ran {
 					own := c.Cmd == "group" || c.Cmd == "endgroup" ||
@@ -92,6 +101,27 @@ func TestScripts(t *testing.T) {
 						ts.Fatalf("the runner would run a command mcptask did not write: %+v", c)
 					}
 					fmt.Fprintf(ts.Stdout(), "%s title=%s::%s\n", c.Cmd, c.Props["title"], c.Data)
+				}
+			},
+			// glrunner FILE...: read the files as GitLab's job log (internal/ci/citest) and fail
+			// on any section marker that is not mcptask's, or a section without exactly one
+			// start and one end.
+			"glrunner": func(ts *testscript.TestScript, neg bool, args []string) {
+				var g citest.GitLab
+				for _, name := range args {
+					g.Feed(ts.ReadFile(name))
+				}
+				seen := map[string]string{}
+				for _, m := range g.Markers {
+					if !strings.HasPrefix(m.Name, "mcptask_") {
+						ts.Fatalf("GitLab would act on a section marker mcptask did not write: %+v", m)
+					}
+					seen[m.Name] += m.Action + " "
+				}
+				for name, acts := range seen {
+					if acts != "start end " {
+						ts.Fatalf("section %s: markers %q, want one start and one end", name, acts)
+					}
 				}
 			},
 			// exits CODE command args...: run the command and require exactly that exit code

@@ -77,7 +77,7 @@ type workflow struct {
 	start   time.Time
 	sys     ci.System
 	log     *ci.Log
-	// outs are the neutralising writers around stdout and stderr in a GitHub job.
+	// outs are the neutralising writers around stdout and stderr in a CI job.
 	outs []*ci.Writer
 	// term is where a notification goes: a terminal, never a pipe (nil: none).
 	term io.Writer
@@ -100,7 +100,7 @@ type workflow struct {
 // maxHooks is how many --on-complete commands run at once.
 const maxHooks = 4
 
-// setupWorkflow detects the CI system and, in a GitHub job, puts mcptask's output through the
+// setupWorkflow detects the CI system and, in a CI job, puts mcptask's output through the
 // neutralising writers. It runs before every command, once the flags and $MCPTASK_* are read.
 func (f *Factory) setupWorkflow(c *cobra.Command) error {
 	sys, err := ci.Detect(f.Global.CI, f.Getenv)
@@ -109,16 +109,19 @@ func (f *Factory) setupWorkflow(c *cobra.Command) error {
 	}
 	w := &workflow{f: f, command: c.Name(), start: f.Now(), sys: sys, seen: map[string]time.Time{}, tools: map[string]string{}, refs: map[string]ServerRef{}, hookSlots: make(chan struct{}, maxHooks)}
 	w.log = &ci.Log{Sys: sys, W: f.IO.ErrOut, Now: f.Now}
-	if sys == ci.GitHub {
+	if sys != ci.None {
 		// A person's terminal is not a job log: the live view's output is left alone.
+		// stdout carries results byte for byte (Exact); stderr is defused line by line.
 		if !f.IO.IsStdoutTTY() {
-			out := &ci.Writer{W: f.IO.Out, Sys: sys, JSON: f.Global.JSON || f.Global.JSONL}
+			out := &ci.Writer{W: f.IO.Out, Sys: sys, JSON: f.Global.JSON || f.Global.JSONL, Exact: true}
 			f.IO.Out = out
 			w.outs = append(w.outs, out)
 		}
 		errOut := &ci.Writer{W: f.IO.ErrOut, Sys: sys}
 		f.IO.ErrOut = errOut
 		w.outs = append(w.outs, errOut)
+		// mcptask's own commands go around the neutralising, never into a line it holds.
+		w.log.W = errOut.Trusted()
 	}
 	switch {
 	case f.IO.IsStderrTTY():

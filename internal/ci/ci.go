@@ -63,23 +63,101 @@ func Detect(mode string, getenv func(string) string) (System, error) {
 	return None, fmt.Errorf("--ci %q: want auto, github, gitlab or none", mode)
 }
 
-// GitHub's runner (actions/runner, ActionCommand.TryParseV2 and TryParse) takes a line as a
-// workflow command when, after leading white space, it starts with "::", or when it contains
-// "##[" anywhere (the legacy form). It reads lines as .NET's ReadLine does, so "\r" alone ends
-// a line too.
-var lineBreaks = regexp.MustCompile(`\r\n|\r|\n`)
+// What GitHub's runner takes as a workflow command (actions/runner): it reads each stream with
+// .NET's StreamReader.ReadLine (src/Runner.Sdk/ProcessInvoker.cs, StartReadStream), so "\r"
+// alone ends a line as well as "\n" and "\r\n", and a byte order mark at a stream's start is
+// dropped. ActionCommandManager.TryProcessCommand (src/Runner.Worker/ActionCommandManager.cs)
+// then tries ActionCommand.TryParseV2 (src/Runner.Common/ActionCommand.cs), which removes the
+// leading white space String.TrimStart removes (every Unicode Zs, Zl and Zp character,
+// U+0009-U+000D, U+0085) and asks whether the rest StartsWith("::") — a culture-sensitive
+// comparison that looks through what ICU's collation ignores (soft hyphen, zero-width and
+// other format characters, most controls) — and the legacy ActionCommand.TryParse, which
+// looks for "##[" anywhere in the line, culture-sensitively too.
+//
+// mcptask judges a line more broadly than any runner version can, so that no Unicode or ICU
+// update makes a line it let pass a command: before the colons it skips everything that is not
+// a letter, digit, punctuation or symbol (white space, controls, format characters, marks,
+// unassigned code points); between the colons, and between the characters of "##[", all of
+// that but white space, which ICU's collation never ignores (so "## [x]" stays text). The
+// five letters and punctuation marks the collation root table ignores entirely (Arabic tatweel,
+// NKo lajanyalan, Mongolian nirugu, Vedic nihshvasa, Arabic tail fragment) are skipped too.
+const (
+	icuIgnoredGraphic = `\x{0640}\x{07FA}\x{180A}\x{1CD3}\x{FE73}`
+	leadSkip          = `(?:[^\pL\pN\pP\pS]|[` + icuIgnoredGraphic + `])*`
+	innerSkip         = `(?:[^\pL\pN\pP\pS\pZ]|[` + icuIgnoredGraphic + `])*`
+)
+
+var (
+	// lineBreaks are the line ends of StreamReader.ReadLine.
+	lineBreaks = regexp.MustCompile(`\r\n|\r|\n`)
+	// commandStart is a line TryParseV2 could read.
+	commandStart = regexp.MustCompile(`^` + leadSkip + `:` + innerSkip + `:`)
+	// legacyPrefix is the "##[" TryParse finds anywhere in a line.
+	legacyPrefix = regexp.MustCompile(`#` + innerSkip + `#` + innerSkip + `\[`)
+)
 
 // Dangerous reports whether text holds a line GitHub's runner could take as a workflow command.
 func Dangerous(text string) bool {
-	if !strings.Contains(text, "::") && !strings.Contains(text, "##[") {
+	if !strings.Contains(text, ":") && !strings.Contains(text, "[") {
 		return false
 	}
 	for _, line := range lineBreaks.Split(text, -1) {
-		if strings.HasPrefix(strings.TrimLeft(line, " \t\v\f\u00a0\ufeff"), "::") || strings.Contains(line, "##[") {
+		if dangerousLine(line) {
 			return true
 		}
 	}
 	return false
+}
+
+func dangerousLine(line string) bool {
+	// (The byte order mark the runner drops at a stream's start is a format character:
+	// skipped as well.)
+	return commandStart.MatchString(line) || legacyPrefix.MatchString(line)
+}
+
+// Defuse changes a line GitHub's runner could take as a command so that it cannot, the way the
+// runner itself defuses its own markers in a step's output (OutputManager.OnDataReceived
+// writes `##[\start-action`): a backslash goes before the colons of a leading "::", and after
+// the "[" of every "##[". The text stays readable; other lines are returned as they are.
+func Defuse(line string) string {
+	if loc := commandStart.FindStringIndex(line); loc != nil {
+		i := strings.IndexByte(line, ':')
+		line = line[:i] + `\` + line[i:]
+	}
+	return legacyPrefix.ReplaceAllStringFunc(line, func(m string) string { return m + `\` })
+}
+
+// defuseJSON changes "##[" inside the JSON text line (where it can only stand in a string)
+// to "\u0023#[": the same string to every JSON reader, no command to the runner. A line of
+// JSON text never starts with "::".
+func defuseJSON(line string) string {
+	return legacyPrefix.ReplaceAllStringFunc(line, func(m string) string { return `\u0023` + m[1:] })
+}
+
+// GitLab's job log (gitlab-org/gitlab, mirrored as gitlabhq/gitlabhq:
+// lib/gitlab/ci/ansi2json/converter.rb, Converter#consume_token)
+// acts on a section marker anywhere in a line: "section_start:" or "section_end:", a time, a
+// name, options, and then "\r\e[0K" (lib/gitlab/regex.rb, build_trace_section_regex). A
+// marker lies within one "\n"-ended line and needs its "\r\e[0K": server text that holds
+// both a marker's start and that suffix has the suffix shown as the symbols ␍␛ instead, so
+// that it cannot open, close or fake a section. Escape sequences elsewhere (colours) stay.
+var (
+	gitlabMarker = regexp.MustCompile(`section_(?:start|end):`)
+	gitlabSuffix = "\r\x1b[0K"
+)
+
+// DefuseGitLab returns text (whole lines) with every section marker made inert.
+func DefuseGitLab(text string) string {
+	if !strings.Contains(text, gitlabSuffix) || !gitlabMarker.MatchString(text) {
+		return text
+	}
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, gitlabSuffix) && gitlabMarker.MatchString(l) {
+			lines[i] = strings.ReplaceAll(l, gitlabSuffix, "␍␛[0K")
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // newToken returns the random resume token of a ::stop-commands:: block: a server cannot

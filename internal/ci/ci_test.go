@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/ci/citest"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // attacks are server strings that try to run workflow commands.
@@ -20,6 +21,20 @@ var attacks = []string{
 	"\u00a0::notice::after a no-break space",
 	"::STOP-COMMANDS::guess\n::error::x\n::guess::",
 	"::endgroup::",
+	// Every character .NET's TrimStart removes, not only ASCII space and tab.
+	"\u3000::error::after an ideographic space",
+	"\u2028::error::after a line separator (no line end to .NET)",
+	"\u0085::error::after a next-line character",
+	"\u1680\u2000\u205f::warning::after other Zs",
+	// What ICU's culture-sensitive comparison looks through, and the byte order mark the
+	// runner's StreamReader drops at the start of a stream.
+	"\ufeff::error::after a byte order mark",
+	"\u200b\u00ad::error::after zero-width characters",
+	"::error:\u00ad:a soft hyphen between the closing colons",
+	"x #\u200b#[set-env name=PATH]/evil",
+	// OrdinalIgnoreCase maps U+017F (long s) to S.
+	"::\u017fet-output name=x::y",
+	"::echo::on",
 }
 
 func TestNeutralizeStopsEveryInjection(t *testing.T) {
@@ -42,7 +57,7 @@ func TestNeutralizeStopsEveryInjection(t *testing.T) {
 }
 
 func TestNeutralizeLeavesHarmlessTextAlone(t *testing.T) {
-	for _, text := range []string{"slept 3 seconds\n", "a::b is fine mid-line", "## heading", "[x] done", ""} {
+	for _, text := range []string{"slept 3 seconds\n", "a::b is fine mid-line", "## heading", "[x] done", "## [x] done", ": : spaced", "\u3000# #[", ""} {
 		if got := Neutralize(GitHub, text); got != text {
 			t.Errorf("Neutralize(%q) = %q, want it unchanged", text, got)
 		}
@@ -161,6 +176,18 @@ func TestSummaryEscapesServerText(t *testing.T) {
 	if n := len(regexp.MustCompile(`(^|[^\\])\|`).FindAllString(last, -1)); n != 8 {
 		t.Errorf("server text split the row into %d borders: %s", n, last)
 	}
+	// GitHub's Markdown links bare URLs, www. names and addresses in text, and makes
+	// :name: an emoji: none of it may stay live.
+	var buf2 bytes.Buffer
+	_ = WriteSummary(&buf2, "call", []Row{{TaskID: "t", Tool: "x", Outcome: "failed",
+		Message: "see https://evil.example/login or www.evil.example, mail a@evil.example, ping @octocat :rocket:"}})
+	row := strings.Split(strings.TrimSpace(buf2.String()), "\n")
+	msg := row[len(row)-1]
+	for _, bad := range []string{"https://", "www.", "a@evil", " @octocat", ":rocket:"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("row keeps a live autolink, mention or emoji %q: %s", bad, msg)
+		}
+	}
 	for _, bad := range []string{"![img]", "<script>", "](http"} {
 		if strings.Contains(last, bad) {
 			t.Errorf("row keeps live Markdown/HTML %q: %s", bad, last)
@@ -169,4 +196,30 @@ func TestSummaryEscapesServerText(t *testing.T) {
 	if !strings.Contains(last, "| ⏳ timeout | 1m30s |") || !strings.Contains(last, "`mcptask resume t\\|2'x`") {
 		t.Errorf("row: %s", last)
 	}
+}
+
+// FuzzAnnotation plays the server against mcptask's own commands: whatever the title and the
+// message hold, the runner reads exactly the one annotation (no property added, nothing after
+// it), then exactly the one group, with the text it was given.
+func FuzzAnnotation(f *testing.F) {
+	f.Add("tool: a, b\n::error::x", "50% done\r\n::set-output name=x::y %0A %25")
+	f.Add("t=1,line=2", ":\u00ad:warning::w\u2028##[error]x")
+	f.Fuzz(func(t *testing.T, title, msg string) {
+		var buf bytes.Buffer
+		l := &Log{Sys: GitHub, W: &buf}
+		l.Annotation(Warning, title, msg)
+		l.Group(title)
+		var r citest.Runner
+		r.Feed(buf.String())
+		if len(r.Ran) != 2 || r.Ran[0].Cmd != "warning" || r.Ran[1].Cmd != "group" || len(r.Ran[1].Props) != 0 {
+			t.Fatalf("want one warning and one group, the runner reads %+v from %q", r.Ran, buf.String())
+		}
+		a := r.Ran[0]
+		if len(a.Props) > 1 || a.Data != termsafe.String(msg) {
+			t.Fatalf("the annotation reads back as %+v from %q", a, buf.String())
+		}
+		if got, want := a.Props["title"], strings.TrimRightFunc(termsafe.Line(title), citest.IsDotNetWhiteSpace); got != want && want != "" {
+			t.Fatalf("title %q reads back as %q", want, got)
+		}
+	})
 }

@@ -101,9 +101,13 @@ func plural(n int) string {
 }
 
 // mdEscape backslash-escapes Markdown's punctuation, and HTML's angle brackets as entities.
+// ":", "." and "@" are escaped too: GitHub's Markdown (cmark-gfm's autolink extension) turns
+// "https://…", "www.…" and "name@host" in plain text into links, and ":name:" into an emoji;
+// an escaped character ends the text run that extension looks at, and shows as itself.
 var mdEscape = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "{", `\{`, "}", `\}`, "[", `\[`, "]", `\]`,
 	"(", `\(`, ")", `\)`, "#", `\#`, "+", `\+`, "!", `\!`, "|", `\|`, "~", `\~`,
+	":", `\:`, ".", `\.`, "@", `\@`,
 	"<", "&lt;", ">", "&gt;", "&", "&amp;",
 )
 

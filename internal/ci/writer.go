@@ -1,26 +1,36 @@
 package ci
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"sync"
 )
 
 // Writer neutralises everything written through it for the job log of Sys, so that no line of
-// it can be taken as a workflow command: mcptask's stdout and stderr go through one in a GitHub
-// job, and its own workflow commands (Log) go around it. It holds a line until its end has
-// come, because GitHub's runner reads whole lines: a command split over two writes is still a
-// command. Complete lines are passed on at once, so progress lines are not delayed; Flush
-// passes on what is left.
+// it can be taken as a workflow command (GitHub) or a section marker (GitLab): mcptask's stdout
+// and stderr go through one in a CI job, and its own commands (Log) go through Trusted. It
+// holds a line until its end has come, because the runners read whole lines: a command split
+// over two writes is still a command. Complete lines are passed on at once, so progress lines
+// are not delayed; Flush passes on what is left.
 //
-// With JSON set, what is written is JSON text (--json, --jsonl), which a program reads: a
-// line of it can never start with "::", and the legacy "##[" form can only stand inside a
-// string, where it is written "\u0023#[" instead, the same string to any JSON reader. Text is
-// wrapped in a ::stop-commands:: block (Neutralize) when a line of it is dangerous.
+// On GitHub a line that could be a command is handled in one of three ways:
+//   - JSON set (--json, --jsonl on stdout), and any line of stderr that is JSON text: "##[" is
+//     written "\u0023#[", the same string to any JSON reader (a JSON line never starts with
+//     "::").
+//   - Exact set (stdout, which carries results byte for byte): the lines are wrapped in a
+//     ::stop-commands:: block with a random token (Neutralize), so the runner reads them as text
+//     and the log shows them unchanged.
+//   - Otherwise (stderr: progress, errors): the line is defused (Defuse), with a backslash the
+//     way the runner defuses its own markers. Stderr never opens a stop-commands block: the
+//     runner has one stop state for both streams and reads them in no fixed order, so a block on
+//     each could overlap, and the first to end would end the other's pause.
 type Writer struct {
-	W    io.Writer
-	Sys  System
-	JSON bool
+	W     io.Writer
+	Sys   System
+	JSON  bool
+	Exact bool
 
 	mu      sync.Mutex
 	partial []byte
@@ -29,12 +39,12 @@ type Writer struct {
 // Write implements io.Writer. It reports len(p) written once the complete lines of p are
 // passed on; the rest waits for its line's end or Flush.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.Sys != GitHub {
+	if w.Sys == None {
 		return w.W.Write(p)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	end := lastLineEnd(p)
+	end := w.lastLineEnd(p)
 	if end < 0 {
 		w.partial = append(w.partial, p...)
 		return len(p), nil
@@ -59,21 +69,72 @@ func (w *Writer) Flush() error {
 	return w.pass(chunk)
 }
 
+// Trusted returns a writer for mcptask's own workflow commands (Log): it writes as is, but
+// never in the middle of what this Writer writes.
+func (w *Writer) Trusted() io.Writer { return trusted{w} }
+
+type trusted struct{ w *Writer }
+
+func (t trusted) Write(p []byte) (int, error) {
+	t.w.mu.Lock()
+	defer t.w.mu.Unlock()
+	return t.w.W.Write(p)
+}
+
 func (w *Writer) pass(chunk []byte) error {
-	var out string
-	if w.JSON {
-		out = strings.ReplaceAll(string(chunk), "##[", `\u0023#[`)
-	} else {
-		out = Neutralize(w.Sys, string(chunk))
-	}
-	_, err := io.WriteString(w.W, out)
+	_, err := io.WriteString(w.W, w.neutralize(string(chunk)))
 	return err
 }
 
-// lastLineEnd is the index of the last byte of p that ends a line as GitHub's runner reads
-// lines ("\n", or a lone "\r"), or -1. A "\r" that ends p may be the first half of "\r\n",
-// so it does not count yet.
-func lastLineEnd(p []byte) int {
+func (w *Writer) neutralize(text string) string {
+	switch w.Sys {
+	case GitLab:
+		return DefuseGitLab(text)
+	case GitHub:
+	default:
+		return text
+	}
+	if !Dangerous(text) {
+		return text
+	}
+	if w.Exact && !w.JSON {
+		return Neutralize(GitHub, text)
+	}
+	// Line by line, keeping each line's end.
+	var b strings.Builder
+	for text != "" {
+		loc := lineBreaks.FindStringIndex(text)
+		line, end := text, ""
+		if loc != nil {
+			line, end = text[:loc[0]], text[loc[0]:loc[1]]
+			text = text[loc[1]:]
+		} else {
+			text = ""
+		}
+		switch {
+		case !dangerousLine(line):
+		case w.JSON || json.Valid([]byte(line)):
+			line = defuseJSON(line)
+			if commandStart.MatchString(line) { // not JSON after all (JSON never starts with "::")
+				line = Defuse(line)
+			}
+		default:
+			line = Defuse(line)
+		}
+		b.WriteString(line)
+		b.WriteString(end)
+	}
+	return b.String()
+}
+
+// lastLineEnd is the index of the last byte of p that ends a line as the system's log parser
+// reads lines, or -1. GitHub's runner ends a line at "\n" or a lone "\r" (a "\r" that ends p
+// may be the first half of "\r\n", so it does not count yet); GitLab's at "\n" only, as a
+// section marker holds a "\r".
+func (w *Writer) lastLineEnd(p []byte) int {
+	if w.Sys == GitLab {
+		return bytes.LastIndexByte(p, '\n')
+	}
 	for i := len(p) - 1; i >= 0; i-- {
 		switch p[i] {
 		case '\n':
