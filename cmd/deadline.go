@@ -103,7 +103,7 @@ func answerErr(actx context.Context, ref ServerRef, what string, err error) erro
 		what = na.Method
 	}
 	if s := err.Error(); strings.Contains(s, "during OAuth") {
-		detail = "the wait ended during OAuth"
+		detail = "the wait ended during OAuth, at the authorization server or its metadata"
 	}
 	cause := context.Cause(actx)
 	var nc *noAnswerCause

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -162,6 +163,23 @@ func TestTimeoutBoundsTheOpening(t *testing.T) {
 	runTimeCases(t, cases)
 }
 
+// TestTimeoutBoundsOAuth: a server whose authorization server never answers its metadata
+// requests. OAuth discovery happens inside the opening, so the same bounds hold: --timeout
+// (exit 124) and, without it, --connect-timeout (exit 1), each saying it ended during OAuth.
+func TestTimeoutBoundsOAuth(t *testing.T) {
+	s := hostile.Start(t, "silent-authorization-server", demo.Options{})
+	var cases []timeCase
+	for _, era := range eras {
+		cases = append(cases,
+			timeCase{"call-timeout/" + era, nil, []string{"call", "echo", "--server", s.URL, "--protocol", era, "--timeout", "1s"},
+				ExitTimeout, []string{s.URL, opening[era], "during OAuth"}},
+			timeCase{"call-default/" + era, shortConnect, []string{"call", "echo", "--server", s.URL, "--protocol", era},
+				ExitFailure, []string{s.URL, "did not answer " + opening[era] + " within 1s", "during OAuth"}},
+		)
+	}
+	runTimeCases(t, cases)
+}
+
 // TestTimeoutBoundsAStdioHandshake: a stdio child that reads every request and never answers
 // (not even initialize) is given up on the same way.
 func TestTimeoutBoundsAStdioHandshake(t *testing.T) {
@@ -248,5 +266,56 @@ func TestCheckBudgetAgainstCyclicSchemas(t *testing.T) {
 				t.Errorf("%d of the %d hostile tools reported\n%s", n, len(schemas), r.Stdout)
 			}
 		})
+	}
+}
+
+// TestLoginAtTheBrowserPausesTheConnectBound: a person logging in at the browser takes their
+// own time; --connect-timeout must not cut the login short (the login has its own bound),
+// while the server's own silence still would.
+func TestLoginAtTheBrowserPausesTheConnectBound(t *testing.T) {
+	o := newOAuthServer(t)
+	env := authTestEnv(t)
+	env["MCPTASK_BROWSER"] = "print"
+	env["MCPTASK_CONNECT_TIMEOUT"] = "1s"
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	streams := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	streams.SetTTY(true, false, true) // a person at a terminal; results into a pipe
+	f := NewFactory(streams)
+	f.Getenv = func(k string) string {
+		if k == "MCPTASK_STATE" {
+			return testLedger(t)
+		}
+		return env[k]
+	}
+	done := make(chan int, 1)
+	go func() { done <- Run(t.Context(), f, []string{"call", "echo", "--arg", "text=logged in", "--server", o.URL}) }()
+	var authURL string
+	waitFor(t, "the authorization URL on stderr", 10*time.Second, func() bool {
+		for _, l := range strings.Split(errOut.String(), "\n") {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, strings.TrimSuffix(o.URL, "/mcp")+"/authorize?") {
+				authURL = l
+				return true
+			}
+		}
+		return false
+	})
+	// The person takes twice --connect-timeout to log in.
+	select {
+	case code := <-done:
+		t.Fatalf("call ended (exit %d) while the person was logging in\n%s", code, errOut.String())
+	case <-time.After(2 * time.Second):
+	}
+	resp, err := http.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case code := <-done:
+		if code != ExitOK || out.String() != "logged in\n" {
+			t.Fatalf("exit %d, stdout %q\n%s", code, out.String(), errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("call did not finish after the login")
 	}
 }

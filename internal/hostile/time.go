@@ -57,6 +57,18 @@ func init() {
 				next.ServeHTTP(w, r)
 			})
 		}})
+	Register(Mode{Name: "silent-authorization-server", Class: 7,
+		Doc: "answers every MCP request 401 naming its protected-resource metadata, whose URL (like every /.well-known one) never answers",
+		Wrap: func(s *Server, _ http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+					stall(r)
+					return
+				}
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.Base+`/.well-known/oauth-protected-resource/mcp"`)
+				http.Error(w, "login required", http.StatusUnauthorized)
+			})
+		}})
 	Register(Mode{Name: "cyclic-schema", Class: 9,
 		Doc: "lists, beside the demo's tools, tools whose inputSchemas are $ref cycles through anyOf/oneOf/allOf, long $ref chains, deep nesting, a huge enum and an array that must hold 10^15 items",
 		Wrap: func(_ *Server, next http.Handler) http.Handler {
