@@ -288,7 +288,9 @@ func TestLoginAtTheBrowserPausesTheConnectBound(t *testing.T) {
 		return env[k]
 	}
 	done := make(chan int, 1)
-	go func() { done <- Run(t.Context(), f, []string{"call", "echo", "--arg", "text=logged in", "--server", o.URL}) }()
+	go func() {
+		done <- Run(t.Context(), f, []string{"call", "echo", "--arg", "text=logged in", "--server", o.URL})
+	}()
 	var authURL string
 	waitFor(t, "the authorization URL on stderr", 10*time.Second, func() bool {
 		for _, l := range strings.Split(errOut.String(), "\n") {
