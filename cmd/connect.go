@@ -139,6 +139,9 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 			ref.EnvNames = append(ref.EnvNames, name)
 		}
 	}
+	if g.ConnectTimeout < 0 {
+		return ref, nil, flagErrorf("--connect-timeout %s: want a duration such as 30s, or 0 to wait as long as it takes", g.ConnectTimeout)
+	}
 	switch g.Protocol {
 	case "auto", rpc.VersionModern, rpc.VersionLegacy:
 	default:

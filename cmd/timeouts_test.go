@@ -159,6 +159,10 @@ func TestTimeoutBoundsTheOpening(t *testing.T) {
 			ExitFailure, []string{slow.URL, "did not answer server/discover within 1s"}},
 		timeCase{"connect-timeout-flag", nil, []string{"get", id, "--server", silent.URL, "--connect-timeout", "1s"},
 			ExitFailure, []string{silent.URL, "did not answer server/discover within 1s"}},
+		timeCase{"connect-timeout-negative", nil, []string{"get", id, "--server", silent.URL, "--connect-timeout", "-1s"},
+			ExitUsage, []string{"--connect-timeout -1s"}},
+		timeCase{"connect-timeout-env-bad", map[string]string{"MCPTASK_CONNECT_TIMEOUT": "soon"}, []string{"get", id, "--server", silent.URL},
+			ExitUsage, []string{"$MCPTASK_CONNECT_TIMEOUT"}},
 	)
 	runTimeCases(t, cases)
 }
