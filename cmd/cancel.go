@@ -160,7 +160,10 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 	// --wait: follow the task to its real end (EXT §Task Cancellation: a task may still
 	// complete or fail after a cancellation request). A result is left for 'mcptask result'.
 	if t == nil {
-		if t, err = c.GetTask(wctx, id); err != nil {
+		actx, stop := f.answerContext(wctx)
+		t, err = c.GetTask(actx, id)
+		stop()
+		if err = answerErr(actx, ref, "tasks/get", err); err != nil {
 			if rpc.IsUnknownTask(err) {
 				led.Expired(key, id)
 			}
