@@ -118,7 +118,7 @@ func runTimeCases(t *testing.T, cases []timeCase) {
 // or answers the opening only after longer than the bound (slow-discovery). --timeout bounds
 // everything from the start of the command (exit 124); without it, --connect-timeout
 // ($MCPTASK_CONNECT_TIMEOUT) bounds the first answer (exit 1). In both eras, for call, get,
-// list --remote, watch and check.
+// result, cancel, tools, list --remote, watch and check.
 func TestTimeoutBoundsTheOpening(t *testing.T) {
 	silent := hostile.Start(t, "silent-handshake", demo.Options{})
 	stall := hostile.Start(t, "stall-after-headers", demo.Options{})
@@ -136,6 +136,12 @@ func TestTimeoutBoundsTheOpening(t *testing.T) {
 			timeCase{"get-default/" + era, shortConnect, []string{"get", id, "--server", silent.URL, "--protocol", era},
 				ExitFailure, noAnswer},
 			timeCase{"list-remote-default/" + era, shortConnect, []string{"list", "--remote", "--server", silent.URL, "--protocol", era},
+				ExitFailure, noAnswer},
+			timeCase{"result-timeout/" + era, nil, []string{"result", id, "--server", silent.URL, "--protocol", era, "--timeout", "1s"},
+				ExitTimeout, []string{silent.URL, step}},
+			timeCase{"cancel-default/" + era, shortConnect, []string{"cancel", id, "--server", silent.URL, "--protocol", era},
+				ExitFailure, noAnswer},
+			timeCase{"tools-default/" + era, shortConnect, []string{"tools", "--server", silent.URL, "--protocol", era},
 				ExitFailure, noAnswer},
 			timeCase{"watch-timeout/" + era, nil, []string{"watch", id, "--server", silent.URL, "--protocol", era, "--timeout", "1s"},
 				ExitTimeout, []string{silent.URL, step}},
