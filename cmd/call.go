@@ -117,8 +117,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
-	// --timeout bounds the whole call: the tools/call and the follow after it.
-	deadline := deadlineOf(opts.Timeout)
+	// --timeout bounds the whole call from the start of the command: connecting, the
+	// opening, OAuth, the tools/call and the follow after it.
+	deadline := f.deadline(opts.Timeout)
+	wctx, cancel := withDeadline(ctx, deadline)
+	defer cancel()
 
 	// The engine is built first, so that the client carries its hooks: notifications, and
 	// questions when something can answer them. Elicitation is declared only then (C26-MRTR
@@ -140,16 +143,18 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	// After --detach a later update, watch or resume answers the task's questions; a
 	// 2025-11-25 session is initialized only once, so it must declare now what they can
 	// answer, or the server fails the task when it asks.
-	c, ref, err := f.connect(ctx, srv.ClientOptions(rpc.ClientOptions{Elicitation: opts.Detach}))
+	c, ref, err := f.connect(wctx, srv.ClientOptions(rpc.ClientOptions{Elicitation: opts.Detach}))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 
 	if len(rawArgs) > 0 {
-		tool, err := c.Tool(ctx, opts.Tool)
+		actx, stop := f.answerContext(wctx)
+		tool, err := c.Tool(actx, opts.Tool)
+		stop()
 		if err != nil {
-			return err
+			return answerErr(actx, ref, "tools/list", err)
 		}
 		var schema json.RawMessage
 		if tool != nil {
@@ -160,11 +165,6 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		}
 	}
 
-	wctx, cancel := context.WithCancel(ctx)
-	if !deadline.IsZero() {
-		wctx, cancel = context.WithDeadlineCause(ctx, deadline, errTimeout)
-	}
-	defer cancel()
 	res, err := c.CallTool(wctx, rpc.CallParams{
 		Name: opts.Tool, Arguments: args, TTL: opts.TTL,
 		ProgressToken: "mcptask-" + uuid.NewString(),

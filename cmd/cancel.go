@@ -69,7 +69,7 @@ EXIT STATUS
 func runCancel(ctx context.Context, opts *CancelOptions) error {
 	f := opts.f
 	// --timeout bounds the whole command: every cancellation and every wait after it.
-	deadline := deadlineOf(opts.Timeout)
+	deadline := f.deadline(opts.Timeout)
 	if len(opts.TaskIDs) == 1 {
 		e, err := cancelOne(ctx, deadline, opts, opts.TaskIDs[0])
 		if f.Global.JSON && e != nil {
@@ -110,12 +110,9 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 // --json shows for it.
 func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id string) (*envelope, error) {
 	f := opts.f
-	wctx, cancel := context.WithCancel(ctx)
-	if !deadline.IsZero() {
-		wctx, cancel = context.WithDeadlineCause(ctx, deadline, errTimeout)
-	}
+	wctx, cancel := withDeadline(ctx, deadline)
 	defer cancel()
-	c, ref, rec, err := f.connectTask(ctx, id, rpc.ClientOptions{})
+	c, ref, rec, err := f.connectTask(wctx, id, rpc.ClientOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +120,10 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 	key := toServer(ref).Key()
 	led := f.newLedger()
 	defer led.Close()
-	t, ack, err := c.CancelTask(wctx, id)
-	if err != nil {
+	actx, stop := f.answerContext(wctx)
+	t, ack, err := c.CancelTask(actx, id)
+	stop()
+	if err = answerErr(actx, ref, "tasks/cancel", err); err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
 			led.Expired(key, id)
 		}
@@ -161,7 +160,10 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 	// --wait: follow the task to its real end (EXT §Task Cancellation: a task may still
 	// complete or fail after a cancellation request). A result is left for 'mcptask result'.
 	if t == nil {
-		if t, err = c.GetTask(wctx, id); err != nil {
+		actx, stop := f.answerContext(wctx)
+		t, err = c.GetTask(actx, id)
+		stop()
+		if err = answerErr(actx, ref, "tasks/get", err); err != nil {
 			if rpc.IsUnknownTask(err) {
 				led.Expired(key, id)
 			}

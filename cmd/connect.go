@@ -51,6 +51,8 @@ type GlobalOptions struct {
 	Auth AuthOptions
 	// CI is the CI system whose job log mcptask writes for (--ci): auto, github, gitlab, none.
 	CI string
+	// ConnectTimeout bounds a server's first answer (--connect-timeout; see deadline.go).
+	ConnectTimeout time.Duration
 }
 
 // AddFlags registers the global flags. Environment variables give defaults; a flag given on
@@ -75,6 +77,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
 	fs.StringVar(&g.CI, "ci", "auto", "CI system to write the job log for: `auto|github|gitlab|none` (auto: GITHUB_ACTIONS=true or GITLAB_CI=true)")
+	fs.DurationVar(&g.ConnectTimeout, "connect-timeout", DefaultConnectTimeout, "give up on a server that has not answered connecting, its handshake or a one-shot request after `D` (exit 1; 0 waits as long as it takes; $MCPTASK_CONNECT_TIMEOUT)")
 	g.Auth.addFlags(fs)
 }
 
@@ -135,6 +138,9 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 			name, _, _ := strings.Cut(kv, "=")
 			ref.EnvNames = append(ref.EnvNames, name)
 		}
+	}
+	if g.ConnectTimeout < 0 {
+		return ref, nil, flagErrorf("--connect-timeout %s: want a duration such as 30s, or 0 to wait as long as it takes", g.ConnectTimeout)
 	}
 	switch g.Protocol {
 	case "auto", rpc.VersionModern, rpc.VersionLegacy:
@@ -225,8 +231,15 @@ func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header
 	opts.Info = rpc.Implementation{Name: "mcptask", Version: Version}
 	f.cacheOptions(ref, hdr, &opts)
 	c := rpc.NewClient(t, opts)
-	if err := c.Connect(ctx); err != nil {
+	// The opening is bounded even without --timeout: a server that accepts the connection
+	// and never answers must not hold mcptask up (--connect-timeout).
+	actx, stop := f.answerContext(ctx)
+	defer stop()
+	if err := c.Connect(actx); err != nil {
 		_ = t.Close()
+		if aerr := answerErr(actx, ref, "the connection", err); aerr != err {
+			return nil, ref, aerr
+		}
 		return nil, ref, fmt.Errorf("connect to %s: %w", ref, err)
 	}
 	return c, ref, nil

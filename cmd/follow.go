@@ -108,6 +108,10 @@ func (gs *groupSet) add(f *Factory, r state.Record) {
 // nobody's answers given, the live view shows them.
 func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGroup, o followOptions, prompt bool) error {
 	o.Live = f.useTUI() && prompt && !o.Once && o.Timeout == 0 && o.Answers == nil
+	if o.Deadline.IsZero() {
+		// --timeout counts from the start of the command: connecting included.
+		o.Deadline = f.deadline(o.Timeout)
+	}
 	rep := newReporter(f, kind, o.Timeout, true)
 	var feed *tui.Feed
 	var sinks []follow.Sink
@@ -122,7 +126,7 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	e := f.newEngine(o, sinks...)
 
 	// Connect every group at once; a server that cannot be reached fails its own tasks only.
-	cctx, cancel := withTimeout(ctx, o.Timeout)
+	cctx, cancel := withDeadline(ctx, o.Deadline)
 	defer cancel()
 	var (
 		ids      []string
@@ -172,20 +176,4 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	}
 	e.Run(ctx)
 	return rep.finish()
-}
-
-// deadlineOf is when a --timeout of d that starts now runs out (zero: never).
-func deadlineOf(d time.Duration) time.Time {
-	if d <= 0 {
-		return time.Time{}
-	}
-	return time.Now().Add(d)
-}
-
-// withTimeout returns ctx bounded by d (0 = no bound), with errTimeout as the cause.
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeoutCause(ctx, d, errTimeout)
 }

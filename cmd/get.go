@@ -48,8 +48,11 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	defer c.Close()
 	led := f.newLedger()
 	defer led.Close()
-	t, err := c.GetTask(ctx, opts.TaskID)
-	if err != nil {
+	// get never waits: its one tasks/get is bounded like the opening (--connect-timeout).
+	actx, stop := f.answerContext(ctx)
+	t, err := c.GetTask(actx, opts.TaskID)
+	stop()
+	if err = answerErr(actx, ref, "tasks/get", err); err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
 			led.Expired(toServer(ref).Key(), opts.TaskID)
 		}

@@ -108,8 +108,13 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		remoteRef = ref
 		cursor := ""
 		for page := 0; page < 1000; page++ {
-			ts, next, err := c.ListTasks(ctx, cursor)
+			actx, stop := f.answerContext(ctx)
+			ts, next, err := c.ListTasks(actx, cursor)
+			stop()
 			if err != nil {
+				if aerr := answerErr(actx, ref, "tasks/list", err); aerr != err {
+					return aerr
+				}
 				return fmt.Errorf("tasks/list: %w", err)
 			}
 			remote = append(remote, ts...)

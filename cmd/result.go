@@ -70,20 +70,23 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if err != nil {
 		return err
 	}
-	deadline := deadlineOf(opts.Timeout)
+	deadline := f.deadline(opts.Timeout)
+	wctx, cancel := withDeadline(ctx, deadline)
+	defer cancel()
 	rep := newReporter(f, "result", opts.Timeout, false)
 	rep.server(ref.String(), ref)
 	e := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: answers, NoPush: true}, newProgressPrinter(f), rep)
 	srv := e.Server(ref.String(), toServer(ref).Key())
-	c, _, err := f.connectFound(ctx, rec, srv.ClientOptions(rpc.ClientOptions{}))
+	c, _, err := f.connectFound(wctx, rec, srv.ClientOptions(rpc.ClientOptions{}))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	wctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	t, err := c.GetTask(wctx, opts.TaskID)
-	if err != nil {
+	// The first look is one tasks/get: bounded like the opening, and by --timeout.
+	actx, stop := f.answerContext(wctx)
+	t, err := c.GetTask(actx, opts.TaskID)
+	stop()
+	if err = answerErr(actx, ref, "tasks/get", err); err != nil {
 		if rec != nil && rpc.IsUnknownTask(err) {
 			led := f.newLedger()
 			led.Expired(toServer(ref).Key(), opts.TaskID)

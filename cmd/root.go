@@ -46,6 +46,9 @@ type Factory struct {
 	keys     *state.Keyring
 	keysErr  error
 
+	// started is when the command started: its --timeout counts from here (deadline).
+	started time.Time
+
 	authMu       sync.Mutex
 	authSessions map[string]*auth.Session
 	authEnv      *auth.Env
@@ -74,6 +77,7 @@ func Main() int {
 
 // Run executes one mcptask command line against f and returns the exit code.
 func Run(ctx context.Context, f *Factory, args []string) int {
+	f.started = time.Now()
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)
@@ -261,6 +265,9 @@ func reportError(f *Factory, code int, err error) {
 		}()
 		if r := authReason(err); r != "" {
 			obj["reason"] = r
+		}
+		if na := (*NoAnswerError)(nil); errors.As(err, &na) {
+			obj["reason"] = "no_answer"
 		}
 		var rerr *rpc.Error
 		if errors.As(err, &rerr) {

@@ -44,9 +44,11 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return err
 	}
 	defer c.Close()
-	tools, warnings, err := c.ListTools(ctx)
+	actx, stop := f.answerContext(ctx)
+	tools, warnings, err := c.ListTools(actx)
+	stop()
 	if err != nil {
-		return err
+		return answerErr(actx, ref, "tools/list", err)
 	}
 	if f.Global.JSON {
 		raws := make([]json.RawMessage, len(tools))

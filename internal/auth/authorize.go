@@ -121,6 +121,13 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 
 	s.authRequests++
 	wait := 5 * time.Minute
+	resume := func() {}
+	if s.cfg.Browser != BrowserFollow {
+		// The wait below is the person's, at the browser: it has its own bound (wait), and a
+		// caller's bound on the server's first answer stops counting meanwhile.
+		resume = pauseClock(ctx)
+		defer resume()
+	}
 	switch s.cfg.Browser {
 	case BrowserFollow:
 		wait = 30 * time.Second
@@ -148,6 +155,7 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 		return nil, &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL, Msg: fmt.Sprintf("no authorization response arrived at %s within %s", redirectURI, wait),
 			Hint: loginHint(s.cfg.ServerURL, s.cfg.Profile)}
 	}
+	resume()
 	if err := checkIss(res.query, d); err != nil {
 		return nil, err
 	}

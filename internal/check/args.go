@@ -6,6 +6,7 @@ package check
 // const value, else the smallest value its constraints allow.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,11 +16,70 @@ import (
 	"strings"
 )
 
-// maxDepth bounds recursion through nested and self-referencing schemas.
-const maxDepth = 8
+// Bounds on the work of building one value (issue 20, class 9). A schema comes from the
+// server and is hostile input: $ref cycles through anyOf/oneOf/allOf, long $ref chains, deep
+// nesting and huge minItems or minLength must cost the checker little and end in a clear
+// "cannot build", never a loop, a combinatorial explosion or an allocation without bound.
+const (
+	// maxDepth bounds recursion through nested and self-referencing schemas.
+	maxDepth = 8
+	// maxSteps bounds the schema nodes (and $ref path segments, allOf parts, pattern bytes)
+	// one value may cost: a real inputSchema needs a few dozen; 200 alternatives that each
+	// refer back to themselves would need 200^depth.
+	maxSteps = 10000
+	// maxItems bounds minItems: an argument list a tool really needs is short.
+	maxItems = 64
+	// maxOutput bounds the bytes of strings and the count of values one built value holds.
+	maxOutput = 64 << 10
+	// checkEvery is how many steps pass between two looks at the time budget.
+	checkEvery = 256
+)
 
-// buildArgs returns minimal valid arguments for a tool's inputSchema, or why it cannot.
-func buildArgs(schema json.RawMessage) (map[string]any, error) {
+// errTooMuchWork ends a build whose schema costs more than the bounds above.
+var errTooMuchWork = errors.New("its schema is too costly to satisfy")
+
+// builder builds one value within the work bounds and the time budget of ctx.
+type builder struct {
+	ctx   context.Context
+	root  map[string]any
+	steps int
+	size  int
+}
+
+// charge counts n steps of work, and looks at the time budget now and then.
+func (b *builder) charge(n int) error {
+	before := b.steps
+	b.steps += n
+	if b.steps > maxSteps {
+		return fmt.Errorf("%w (more than %d steps: a $ref cycle, or too many alternatives)", errTooMuchWork, maxSteps)
+	}
+	if b.ctx != nil && b.steps/checkEvery != before/checkEvery && b.ctx.Err() != nil {
+		return errBudget
+	}
+	return nil
+}
+
+// grow counts n units (bytes of a string, or one value) into the built value.
+func (b *builder) grow(n int) error {
+	b.size += n
+	if b.size > maxOutput {
+		return fmt.Errorf("%w (the value would exceed %d KiB)", errTooMuchWork, maxOutput>>10)
+	}
+	return nil
+}
+
+// tooDeep is a build that went past maxDepth at the property path it names.
+type tooDeep string
+
+func (e tooDeep) Error() string { return where(string(e)) + ": the schema nests too deeply" }
+
+// fatal says whether err ends the whole build, rather than one alternative of an anyOf.
+func fatal(err error) bool { return errors.Is(err, errTooMuchWork) || errors.Is(err, errBudget) }
+
+// buildArgs returns minimal valid arguments for a tool's inputSchema, or why it cannot. The
+// work is bounded (maxSteps, maxItems, maxOutput), and ctx's end (the time budget) ends it
+// with errBudget.
+func buildArgs(ctx context.Context, schema json.RawMessage) (map[string]any, error) {
 	if len(schema) == 0 || string(schema) == "null" {
 		return map[string]any{}, nil
 	}
@@ -27,7 +87,8 @@ func buildArgs(schema json.RawMessage) (map[string]any, error) {
 	if err := json.Unmarshal(schema, &root); err != nil {
 		return nil, fmt.Errorf("its inputSchema is not a JSON object")
 	}
-	v, err := build(root, root, "", 0)
+	b := &builder{ctx: ctx, root: root}
+	v, err := b.build(root, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -39,16 +100,25 @@ func buildArgs(schema json.RawMessage) (map[string]any, error) {
 }
 
 // build returns a minimal value valid against s; at is the property path, for messages.
-func build(s, root map[string]any, at string, depth int) (any, error) {
+func (b *builder) build(s map[string]any, at string, depth int) (any, error) {
 	if depth > maxDepth {
-		return nil, fmt.Errorf("%s: the schema nests too deeply", where(at))
+		return nil, tooDeep(at) // met often in a cycle: formatted only if shown
+	}
+	if err := b.charge(1); err != nil {
+		return nil, err
+	}
+	if err := b.grow(1); err != nil {
+		return nil, err
 	}
 	if ref, ok := s["$ref"].(string); ok {
-		t, err := resolve(root, ref)
+		if err := b.charge(strings.Count(ref, "/")); err != nil {
+			return nil, err
+		}
+		t, err := resolve(b.root, ref)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", where(at), err)
 		}
-		return build(t, root, at, depth+1)
+		return b.build(t, at, depth+1)
 	}
 	if v, ok := s["default"]; ok {
 		return v, nil
@@ -63,6 +133,9 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 		merged := map[string]any{}
 		for _, part := range all {
 			if pm, ok := part.(map[string]any); ok {
+				if err := b.charge(1 + len(pm)); err != nil {
+					return nil, err
+				}
 				for k, v := range pm {
 					if k == "required" {
 						req, _ := merged["required"].([]any)
@@ -76,6 +149,9 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 							props = map[string]any{}
 						}
 						more, _ := v.(map[string]any)
+						if err := b.charge(len(more)); err != nil {
+							return nil, err
+						}
 						for pk, pv := range more {
 							props[pk] = pv
 						}
@@ -93,7 +169,7 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 				}
 			}
 		}
-		return build(merged, root, at, depth+1)
+		return b.build(merged, at, depth+1)
 	}
 	for _, key := range []string{"oneOf", "anyOf"} {
 		if alts, ok := s[key].([]any); ok && len(alts) > 0 {
@@ -106,9 +182,12 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 				if t, _ := am["type"].(string); t == "null" && len(alts) > 1 {
 					continue
 				}
-				v, err := build(am, root, at, depth+1)
+				v, err := b.build(am, at, depth+1)
 				if err == nil {
 					return v, nil
+				}
+				if fatal(err) {
+					return nil, err
 				}
 				if firstErr == nil {
 					firstErr = err
@@ -140,7 +219,7 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 					ps = map[string]any{}
 				}
 			}
-			v, err := build(ps, root, join(at, name), depth+1)
+			v, err := b.build(ps, join(at, name), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -148,14 +227,18 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 		}
 		return out, nil
 	case "array":
-		n := int(num(s, "minItems", 0))
+		min := num(s, "minItems", 0)
+		if min > maxItems {
+			return nil, fmt.Errorf("%s: needs at least %.0f items; mcptask check builds at most %d", where(at), min, maxItems)
+		}
+		n := int(min)
 		out := make([]any, 0, n)
 		items, _ := s["items"].(map[string]any)
 		if items == nil {
 			items = map[string]any{}
 		}
 		for i := 0; i < n; i++ {
-			v, err := build(items, root, fmt.Sprintf("%s[%d]", at, i), depth+1)
+			v, err := b.build(items, fmt.Sprintf("%s[%d]", at, i), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -166,7 +249,7 @@ func build(s, root map[string]any, at string, depth int) (any, error) {
 		}
 		return out, nil
 	case "string":
-		return buildString(s, at)
+		return b.buildString(s, at)
 	case "integer":
 		return buildNumber(s, at, true)
 	case "number":
@@ -214,6 +297,13 @@ func typeOf(s map[string]any) string {
 	return ""
 }
 
+func min64(a, b float64) float64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
 func num(s map[string]any, key string, def float64) float64 {
 	if f, ok := s[key].(float64); ok {
 		return f
@@ -230,7 +320,9 @@ func resolve(root map[string]any, ref string) (map[string]any, error) {
 		if part == "" {
 			continue
 		}
-		part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		if strings.Contains(part, "~") {
+			part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("cannot resolve %s", ref)
@@ -253,9 +345,16 @@ var formats = map[string]string{
 	"ipv6": "::1", "duration": "PT1S",
 }
 
-func buildString(s map[string]any, at string) (any, error) {
-	min := int(num(s, "minLength", 0))
-	max := int(num(s, "maxLength", math.MaxInt32))
+func (b *builder) buildString(s map[string]any, at string) (any, error) {
+	minF := num(s, "minLength", 0)
+	if minF > maxOutput {
+		return nil, fmt.Errorf("%s: needs a string of at least %.0f characters; mcptask check builds at most %d", where(at), minF, maxOutput)
+	}
+	min := int(minF)
+	max := int(min64(num(s, "maxLength", math.MaxInt32), math.MaxInt32))
+	if err := b.grow(min); err != nil {
+		return nil, err
+	}
 	cands := []string{}
 	if f, ok := s["format"].(string); ok {
 		if v, ok := formats[f]; ok {
@@ -270,6 +369,9 @@ func buildString(s map[string]any, at string) (any, error) {
 	pat, hasPat := s["pattern"].(string)
 	var re *regexp.Regexp
 	if hasPat {
+		if err := b.charge(len(pat) / 16); err != nil {
+			return nil, err
+		}
 		var err error
 		if re, err = regexp.Compile(pat); err != nil {
 			return nil, fmt.Errorf("%s: its pattern %q cannot be read", where(at), pat)
@@ -346,7 +448,9 @@ func answerRequest(method string, params json.RawMessage) (json.RawMessage, erro
 		if p.Mode == "url" {
 			return json.RawMessage(`{"action":"decline"}`), nil
 		}
-		content, err := buildArgs(p.RequestedSchema)
+		// The work bounds of the builder apply; an answer costs no more than that, so it
+		// needs no budget of its own.
+		content, err := buildArgs(context.Background(), p.RequestedSchema)
 		if err != nil {
 			return nil, fmt.Errorf("cannot fill its form: %v", err)
 		}

@@ -189,8 +189,12 @@ func Run(ctx context.Context, o Options) *Report {
 			r = newRunner(o, sp.era, share)
 			var err error
 			if c, err = connect(sp.era, r); err != nil {
-				rep.Results = append(rep.Results, Result{ID: "era", Era: sp.era, Title: "server speaks " + sp.era, Section: "C26-VER §Backward Compatibility", Status: Skip,
-					Seen: short("the server answered in " + sp.era + " once, then not again: " + err.Error())})
+				seen := short("the server answered in " + sp.era + " once, then not again: " + err.Error())
+				if ctx.Err() != nil {
+					seen = "cut by the time budget before the server answered again"
+					rep.Cut = append(rep.Cut, sp.era+": everything (the budget ran out before the server answered again)")
+				}
+				rep.Results = append(rep.Results, Result{ID: "era", Era: sp.era, Title: "server speaks " + sp.era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
 				continue
 			}
 		}

@@ -93,7 +93,7 @@ func TestBuildArgs(t *testing.T) {
 		{`{"type":"object","properties":{"p":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"}},"required":["p"]}`, ``, "argument p: no value built matches its pattern"},
 		{`{"type":"object","properties":{"n":{"type":"integer","minimum":5,"maximum":4}},"required":["n"]}`, ``, "argument n: no number fits its bounds"},
 	} {
-		got, err := buildArgs(json.RawMessage(tt.schema))
+		got, err := buildArgs(t.Context(), json.RawMessage(tt.schema))
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%s: err %v, want %q", tt.schema, err, tt.err)

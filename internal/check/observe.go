@@ -172,8 +172,10 @@ func (r *runner) listTools(ctx context.Context) ([]*rpc.Message, error) {
 	return pages, nil
 }
 
-// plan decides which tools to call, and with which arguments.
-func (r *runner) plan() {
+// plan decides which tools to call, and with which arguments. Building them is bounded
+// (args.go) and ends with the time budget (ctx): a tool the budget left unbuilt is a cut,
+// reported like the others, never a failure.
+func (r *runner) plan(ctx context.Context) {
 	byName := map[string]*toolInfo{}
 	for _, t := range r.tools {
 		byName[t.name] = t
@@ -188,9 +190,9 @@ func (r *runner) plan() {
 		t.named = true
 		t.args = spec.Args
 		if t.args == nil {
-			if a, err := buildArgs(t.schema); err == nil {
+			if a, err := buildArgs(ctx, t.schema); err == nil {
 				t.args = a
-			} else {
+			} else if !r.budgetCut(t, err) {
 				t.why = "cannot build its arguments (" + err.Error() + "); give them with --args"
 			}
 		}
@@ -206,7 +208,10 @@ func (r *runner) plan() {
 			// A tool that says it may destroy something is never called on a guess.
 			t.why = "its annotations say destructiveHint; name it with --tool to call it"
 		default:
-			a, err := buildArgs(t.schema)
+			a, err := buildArgs(ctx, t.schema)
+			if r.budgetCut(t, err) {
+				break
+			}
 			if err != nil {
 				t.why = "cannot build its arguments: " + err.Error() + "; give them with --tool " + t.name + " --args JSON"
 				break
@@ -215,6 +220,17 @@ func (r *runner) plan() {
 		}
 	}
 	sort.SliceStable(r.tools, func(i, j int) bool { return r.tools[i].name < r.tools[j].name })
+}
+
+// budgetCut records that the time budget ended the building of t's arguments (err is
+// errBudget): t is not called, and the report's cuts say so.
+func (r *runner) budgetCut(t *toolInfo, err error) bool {
+	if !errors.Is(err, errBudget) {
+		return false
+	}
+	t.why = "cut by the time budget before its arguments were built"
+	r.cut = append(r.cut, r.era+" "+t.name+": not called (the budget ran out while its arguments were built)")
+	return true
 }
 
 // longAfter is how long a task may work before it counts as long-running: twenty of the

@@ -205,7 +205,7 @@ func (r *runner) toolsPhase(ctx context.Context) {
 			return
 		}
 	}
-	r.plan()
+	r.plan(ctx)
 	r.catalogue(ctx)
 }
 

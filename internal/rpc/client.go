@@ -58,7 +58,8 @@ type ClientOptions struct {
 	Credential string
 	// ProbeTimeout, when positive, bounds the server/discover probe. Set it for stdio, where a
 	// legacy server may say nothing at all (C26-STDIO §Backward Compatibility: "no answer
-	// within a timeout" means legacy). Over HTTP every server answers, so it stays 0 there.
+	// within a timeout" means legacy). Over HTTP an honest server answers, so it stays 0 there;
+	// a server that never answers is the caller's to bound, through Connect's context.
 	ProbeTimeout time.Duration
 }
 
@@ -90,6 +91,9 @@ type Client struct {
 	fromCache bool
 	// excluded names the tools left out for invalid x-mcp-header annotations, with why.
 	excluded map[string]string
+	// step is the request of the opening in flight (server/discover, initialize, ...): what a
+	// NoAnswerError names.
+	step string
 }
 
 // serverCaps holds what mcptask reads from either era's capabilities.

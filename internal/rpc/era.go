@@ -22,7 +22,17 @@ import (
 // the generation in which it offers tasks (chooseEra). A fresh DiscoverResult kept in the
 // metadata cache (ClientOptions.Cache) stands in for the probe: C26-VER lets a client persist
 // the answer across restarts of the same configuration and re-probe when it fails.
-func (c *Client) Connect(ctx context.Context) error {
+func (c *Client) Connect(ctx context.Context) (err error) {
+	defer func() {
+		// A context that ended (a deadline, the user's --timeout) cut the opening short: say
+		// which request the server left unanswered, so the message names what was awaited.
+		if err != nil && ctx.Err() != nil {
+			var na *NoAnswerError
+			if !errors.As(err, &na) {
+				err = &NoAnswerError{Method: c.handshakeStep(), Err: err}
+			}
+		}
+	}()
 	switch c.opts.Protocol {
 	case VersionLegacy:
 		return c.initialize(ctx)
@@ -69,6 +79,29 @@ func (c *Client) Connect(ctx context.Context) error {
 		return fmt.Errorf("detect protocol: server/discover failed (%v), then %w", err, ierr)
 	}
 	return nil
+}
+
+// NoAnswerError says which request of the opening (server/discover, initialize,
+// notifications/initialized) was still unanswered when the context ended: what mcptask was
+// waiting for when it gave up. Err is what the wait ended with.
+type NoAnswerError struct {
+	Method string
+	Err    error
+}
+
+func (e *NoAnswerError) Error() string { return fmt.Sprintf("no answer to %s: %v", e.Method, e.Err) }
+func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// setStep records the opening request now in flight, for NoAnswerError.
+func (c *Client) setStep(method string) { c.mu.Lock(); c.step = method; c.mu.Unlock() }
+
+func (c *Client) handshakeStep() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.step == "" {
+		return "the connection"
+	}
+	return c.step
 }
 
 // retryVersion returns the version to retry with after a -32022 answer to server/discover:

@@ -227,6 +227,11 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 	resp, err := t.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
+			if ae := authFailure(err); ae != nil {
+				// The context ended during OAuth (metadata discovery, registration, a
+				// refresh): say so, or the wait would seem to be the MCP server's.
+				return nil, false, fmt.Errorf("%w (during OAuth: %s)", ctx.Err(), termsafe.Line(ae.Error()))
+			}
 			return nil, false, ctx.Err()
 		}
 		if ae := authFailure(err); ae != nil {

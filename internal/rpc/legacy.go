@@ -15,7 +15,7 @@ var legacyVersions = []string{VersionLegacy, "2025-06-18", "2025-03-26"}
 
 func (c *Client) initialize(ctx context.Context) error {
 	c.mu.Lock()
-	c.era, c.version, c.assumed = EraLegacy, "", false
+	c.era, c.version, c.assumed, c.step = EraLegacy, "", false, "initialize"
 	c.mu.Unlock()
 	caps := map[string]any{}
 	// 2025-11-25 delivers elicitation as a server-to-client request: declare it only when
@@ -63,6 +63,7 @@ func (c *Client) initialize(ctx context.Context) error {
 	c.version, c.caps, c.rawCaps, c.serverInfo = ir.ProtocolVersion, caps2, ir.Capabilities, ir.ServerInfo
 	c.mu.Unlock()
 	// C25-LIFE §Initialization: the client MUST send notifications/initialized.
+	c.setStep("notifications/initialized")
 	if err := c.notify(ctx, "notifications/initialized", map[string]any{}); err != nil {
 		return fmt.Errorf("send notifications/initialized: %w", err)
 	}

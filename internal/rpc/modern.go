@@ -11,7 +11,7 @@ import (
 
 func (c *Client) discover(ctx context.Context) (json.RawMessage, error) {
 	c.mu.Lock()
-	c.era, c.version = EraModern, VersionModern
+	c.era, c.version, c.step = EraModern, VersionModern, "server/discover"
 	c.mu.Unlock()
 	return c.call(ctx, "server/discover", map[string]any{}, "")
 }
