@@ -46,13 +46,13 @@ func TestKeyParamHeader(t *testing.T) {
 
 func TestURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://h/mcp":                             "https://h/mcp",
-		"https://h/mcp?token=S3CRET&x=1":            "https://h/mcp?token=[redacted]&x=1",
-		"https://u:pw@h/mcp":                        "https://u:xxxxx@h/mcp",
-		"https://TOKEN123@h/mcp":                    "https://xxxxx@h/mcp",
+		"https://h/mcp":                                       "https://h/mcp",
+		"https://h/mcp?token=S3CRET&x=1":                      "https://h/mcp?token=[redacted]&x=1",
+		"https://u:pw@h/mcp":                                  "https://u:xxxxx@h/mcp",
+		"https://TOKEN123@h/mcp":                              "https://xxxxx@h/mcp",
 		"http://127.0.0.1:5/cb?code=C&state=s#id_token=T&x=y": "http://127.0.0.1:5/cb?code=[redacted]&state=s#id_token=[redacted]&x=y",
-		"https://h/?refresh%5Ftoken=R":              "https://h/?refresh%5Ftoken=[redacted]",
-		"https://h/?API_KEY=k1&Sig=s1":              "https://h/?API_KEY=[redacted]&Sig=[redacted]",
+		"https://h/?refresh%5Ftoken=R":                        "https://h/?refresh%5Ftoken=[redacted]",
+		"https://h/?API_KEY=k1&Sig=s1":                        "https://h/?API_KEY=[redacted]&Sig=[redacted]",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
