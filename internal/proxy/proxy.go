@@ -18,6 +18,7 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"net/http"
 	"slices"
@@ -55,6 +56,9 @@ type Options struct {
 	Trace io.Writer
 	// Secret names headers redacted in the record besides Authorization and cookies.
 	Secret []string
+	// Redact, when set, is the run's redactor (it knows the user's secret values, so that a
+	// server that echoes one is caught); else one is made from Secret.
+	Redact *redact.Redactor
 	// OnEvent receives what the live view and the plain lines show. It is called on the
 	// proxy's goroutines and must not block.
 	OnEvent func(Event)
@@ -255,7 +259,7 @@ func New(opts Options) *Proxy {
 		opts.MaxInspect = DefaultMaxInspect
 	}
 	p := &Proxy{opts: opts, hosts: map[string]*host{}, tasks: map[string]*taskState{}}
-	p.rec = newRecorder(opts.Record, opts.Trace, opts.Secret, opts.Now)
+	p.rec = newRecorder(opts.Record, opts.Trace, opts.Redact, opts.Secret, opts.Now)
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
 	if opts.Ledger != nil && opts.Ledger.writeErr == nil {

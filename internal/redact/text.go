@@ -17,6 +17,9 @@ func URL(u string) string { return (*Redactor)(nil).URL(u) }
 
 // URL is the package's URL with the run's known secret values hidden too.
 func (r *Redactor) URL(u string) string {
+	if !strings.ContainsAny(u, "?#@") && len(r.known()) == 0 {
+		return u
+	}
 	rest, frag, hasFrag := strings.Cut(u, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if scheme, after, ok := strings.Cut(base, "://"); ok {

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"net"
 	"net/http"
@@ -226,7 +227,7 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		if ae := authFailure(err); ae != nil {
 			return nil, false, ae
 		}
-		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(RedactURL(err.Error())))
+		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(redact.Text(err.Error())))
 	}
 	t.trace.response(resp, time.Since(start))
 	return resp, sid != "", nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -315,7 +316,7 @@ func TestTraceRedacts(t *testing.T) {
 			t.Errorf("trace leaks %s:\n%s", secret, out)
 		}
 	}
-	if !strings.Contains(out, Redacted) || strings.ContainsAny(out, "\x1b\x07") {
+	if !strings.Contains(out, redact.Mark) || strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("trace:\n%q", out)
 	}
 	if RedactURL("https://u:pw@host/mcp") != "https://u:xxxxx@host/mcp" {
