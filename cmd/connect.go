@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"net/http"
 	"net/url"
 	"os"
@@ -97,7 +98,7 @@ type ServerRef struct {
 // String is the short form shown to users.
 func (r ServerRef) String() string {
 	if r.URL != "" {
-		return r.URL
+		return redact.URL(r.URL) // shown in messages, summaries and envelopes: no credential
 	}
 	return "stdio:" + strings.Join(r.Argv, " ")
 }
@@ -168,6 +169,7 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 	if err := f.checkAuthFlags(); err != nil {
 		return ref, nil, err
 	}
+	f.learnSecrets(ref, hdr)
 	return ref, hdr, nil
 }
 

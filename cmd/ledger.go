@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,13 +26,14 @@ func (f *Factory) ledger() (*state.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locate the task ledger: %w (set --state PATH or MCPTASK_STATE)", err)
 	}
-	return state.Open(p), nil
+	return state.Open(p).Redacting(f.redactor()), nil
 }
 
-// toServer is the secret-free description of ref that a record keeps.
+// toServer is the secret-free description of ref that a record keeps: a URL's credential
+// parameters are redacted, so a resume asks for the URL again (connectRecord).
 func toServer(ref ServerRef) state.Server {
 	return state.Server{
-		URL:         ref.URL,
+		URL:         redact.URL(ref.URL),
 		Command:     ref.Argv,
 		Dir:         ref.Dir,
 		HeaderNames: ref.HeaderNames,
@@ -162,6 +164,10 @@ func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc
 	if err != nil {
 		return nil, ref, err
 	}
+	if ref.URL, err = f.recordURL(rec); err != nil {
+		return nil, ref, err
+	}
+	f.learnSecrets(ref, hdr)
 	if ref.URL == "" {
 		// A stdio server is a new process: it needs its handshake again. Its tasks survive
 		// only if the server keeps them (C26-STDIO).
@@ -176,6 +182,21 @@ func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc
 		return f.connectRef(ctx, ref, hdr, opts)
 	}
 	return f.connectAssumed(ctx, ref, hdr, rpc.Era(rec.Era), rec.SessionID, opts)
+}
+
+// recordURL is the URL that reaches the server of rec again. The ledger keeps a URL with its
+// credential parameters redacted (token=[redacted]); such a record is reached through the
+// URL given with --server (or $MCPTASK_SERVER), when it redacts to the same text, and the
+// user is told to give it otherwise. The record stays in the ledger either way.
+func (f *Factory) recordURL(rec *state.Record) (string, error) {
+	u := rec.Server.URL
+	if u == "" || !redact.Hidden(u) {
+		return u, nil
+	}
+	if g := f.Global.Server; g != "" && redact.URL(g) == u {
+		return g, nil
+	}
+	return "", flagErrorf("task %s was created on %s, whose credential the ledger does not keep; give the full URL again with --server (or MCPTASK_SERVER)", rec.TaskID, u)
 }
 
 // recordHeaders rebuilds the secret headers of a record from the current flags and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"slices"
 	"strings"
 	"sync"
@@ -309,7 +310,7 @@ func followHint(ref ServerRef, id string) string {
 func serverFlags(ref ServerRef) string {
 	var parts []string
 	if ref.URL != "" {
-		parts = append(parts, "--server "+shellQuote(ref.URL))
+		parts = append(parts, "--server "+shellQuote(redact.URL(ref.URL)))
 	} else {
 		parts = append(parts, "--stdio "+shellQuote(strings.Join(quoteAll(ref.Argv), " ")))
 	}

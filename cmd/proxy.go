@@ -112,7 +112,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
 	}
 	errOut := &syncWriter{w: f.IO.ErrOut}
-	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames}
+	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames, Redact: f.redactor()}
 	if !opts.NoLedger {
 		st, err := f.ledger()
 		if err != nil {
@@ -204,7 +204,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref.URL)
+	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref)
 	if popts.Ledger != nil {
 		fmt.Fprintf(errOut, "mcptask: the hosts' tasks go to the ledger %s\n", popts.Ledger.Path())
 	}

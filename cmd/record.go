@@ -3,7 +3,9 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -33,7 +35,7 @@ func (f *Factory) traceOptions(ref ServerRef, opts *rpc.ClientOptions) (*rpc.Tra
 	if !f.Global.Trace && f.Global.Record == "" {
 		return nil, nil
 	}
-	t := &rpc.TraceOptions{Secret: ref.HeaderNames}
+	t := &rpc.TraceOptions{Secret: ref.HeaderNames, Redact: f.redactor()}
 	if f.Global.Trace {
 		t.W = f.IO.ErrOut
 	}
@@ -65,14 +67,36 @@ func (f *Factory) recorder() (*recording, error) {
 		}
 		r := &recording{file: file}
 		r.linter = check.NewLinter(func(v check.Violation) {
-			b, _ := json.Marshal(map[string]any{"kind": "violation", "time": time.Now().UTC().Format(time.RFC3339Nano),
-				"rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen})
+			line := map[string]any{"kind": "violation", "rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen}
+			f.redactor().Line(line)
+			line["time"] = time.Now().UTC().Format(time.RFC3339Nano)
+			b, _ := json.Marshal(line)
 			_, _ = r.Write(append(b, '\n'))
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(v.Seen))
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(fmt.Sprint(line["seen"])))
 		})
 		f.rec = r
 	})
 	return f.rec, f.recErr
+}
+
+// redactor is this run's redactor: every trace, record line, ledger record, CI annotation,
+// job summary and error message of the run passes through it. It learns the values of the
+// headers and bearer token the user gave and the credential parameters of the server URL
+// (serverRef, recordHeaders), so that a server that echoes one of them is caught too.
+func (f *Factory) redactor() *redact.Redactor {
+	f.redOnce.Do(func() { f.red = redact.New(nil) })
+	return f.red
+}
+
+// learnSecrets tells the run's redactor about the secrets of ref: the headers the user named
+// and their values, and the credential parameters of its URL.
+func (f *Factory) learnSecrets(ref ServerRef, hdr http.Header) {
+	red := f.redactor()
+	red.AddHeaders(ref.HeaderNames...)
+	for _, v := range hdr {
+		red.Learn(v...)
+	}
+	red.Learn(redact.URLSecrets(ref.URL)...)
 }
 
 // closeRecorder flushes and closes the --record file at the end of a run.

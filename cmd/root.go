@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptask/mcptask/internal/redact"
 	"net/http"
 	"os"
 	"os/signal"
@@ -37,6 +38,10 @@ type Factory struct {
 	recOnce sync.Once
 	rec     *recording
 	recErr  error
+
+	// red is this run's redactor (redactor): it knows the user's secrets.
+	redOnce sync.Once
+	red     *redact.Redactor
 
 	poolMu sync.Mutex
 	pools  map[string]*http.Client
@@ -247,7 +252,7 @@ func reportError(f *Factory, code int, err error) {
 		return
 	}
 	if f.Global.JSON {
-		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": err.Error()}
+		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": f.redactor().Text(err.Error())}
 		defer func() {
 			if f.Global.JSONL {
 				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
@@ -260,14 +265,14 @@ func reportError(f *Factory, code int, err error) {
 		if errors.As(err, &rerr) {
 			obj["rpcCode"] = rerr.Code
 			if len(rerr.Data) > 0 {
-				obj["rpcData"] = rerr.Data
+				obj["rpcData"] = json.RawMessage(f.redactor().JSON(rerr.Data))
 			}
 		}
 		b, _ := json.Marshal(obj)
 		fmt.Fprintln(f.IO.ErrOut, string(b))
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
 	var fe *FlagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(f.IO.ErrOut, "Run 'mcptask --help' for usage.")

@@ -238,6 +238,8 @@ func (r *Redactor) isSecretHeader(name string) bool {
 	if r == nil {
 		return false
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, h := range r.headers {
 		if strings.EqualFold(h, strings.TrimSpace(name)) {
 			return true
@@ -308,6 +310,20 @@ func (r *Redactor) Line(line map[string]any) {
 				continue
 			}
 			line[k] = json.RawMessage(r.JSON(b))
+		}
+	}
+}
+
+// AddHeaders adds header names whose values are secret for this run (the --header names).
+func (r *Redactor) AddHeaders(names ...string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range names {
+		if h = strings.TrimSpace(h); h != "" && !containsString(r.headers, h) {
+			r.headers = append(r.headers, h)
 		}
 	}
 }

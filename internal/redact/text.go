@@ -362,3 +362,45 @@ func (w *walker) skip() {
 		w.pos++
 	}
 }
+
+// URLSecrets returns the credentials URL would hide in u: the values of its credential
+// parameters (as written and unescaped) and its userinfo. A Redactor learns them, so that a
+// server that echoes its own URL's token is caught.
+func URLSecrets(u string) []string {
+	var out []string
+	rest, frag, _ := strings.Cut(u, "#")
+	base, query, _ := strings.Cut(rest, "?")
+	if _, after, ok := strings.Cut(base, "://"); ok {
+		if i := strings.IndexByte(after, '/'); i >= 0 {
+			after = after[:i]
+		}
+		if at := strings.LastIndex(after, "@"); at >= 0 {
+			user, pass, _ := strings.Cut(after[:at], ":")
+			out = append(out, user, pass)
+		}
+	}
+	for _, q := range []string{query, frag} {
+		for _, p := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' }) {
+			name, value, ok := strings.Cut(p, "=")
+			if !ok || value == "" {
+				continue
+			}
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if !Param(name) {
+				continue
+			}
+			out = append(out, value)
+			if v, err := url.QueryUnescape(value); err == nil && v != value {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// Hidden reports whether u is a URL that URL redacted: one that lost a credential.
+func Hidden(u string) bool {
+	return strings.Contains(u, "="+Mark) || strings.Contains(u, urlMark+"@") || strings.Contains(u, ":"+urlMark+"@")
+}
