@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/proxy"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
@@ -151,7 +152,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.Options, errOut io.Writer) error {
-	popts.OnEvent = plainEvents(errOut)
+	popts.OnEvent = plainEvents(errOut, f.redactor())
 	p := proxy.New(popts)
 	defer p.Close()
 	code, err := p.RunStdio(ctx, proxy.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), In: f.IO.In, Out: f.IO.Out, Stderr: errOut})
@@ -193,7 +194,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 		view = newProxyView(f, endpoint, ref.URL, ledger)
 		popts.OnEvent = view.send
 	} else {
-		popts.OnEvent = plainEvents(errOut)
+		popts.OnEvent = plainEvents(errOut, f.redactor())
 	}
 	p := proxy.New(popts)
 	defer p.Close()
@@ -227,11 +228,12 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	return nil
 }
 
-// plainEvents prints one line per task event and violation: no view, no terminal.
-func plainEvents(w io.Writer) func(proxy.Event) {
+// plainEvents prints one line per task event and violation: no view, no terminal. The lines
+// are a log (a CI job's, often), so they are redacted: a server may echo a credential.
+func plainEvents(w io.Writer, red *redact.Redactor) func(proxy.Event) {
 	return func(ev proxy.Event) {
 		if line := eventLine(ev); line != "" {
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, red.Text(line))
 		}
 	}
 }
