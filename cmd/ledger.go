@@ -81,7 +81,7 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 
 // warnf prints a warning line on stderr.
 func (f *Factory) warnf(format string, args ...any) {
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: "+format+"\n", args...)
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", f.redactor().Text(fmt.Sprintf(format, args...)))
 }
 
 // findTask looks id up in the ledger and picks the record the command means: the one on the

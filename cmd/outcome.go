@@ -194,7 +194,7 @@ func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
 	}
 	e.Code = &code
 	if err != nil {
-		e.Message = err.Error()
+		e.Message = redact.Text(err.Error())
 		if code == ExitExpired {
 			e.Status = "expired"
 		}
@@ -257,7 +257,7 @@ func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.O
 		_, _ = f.IO.Out.Write(text)
 		code := exitCode(ctx, err)
 		if err != nil && code != ExitInterrupted {
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
 		}
 		codes = append(codes, code)
 	}
