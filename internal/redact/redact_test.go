@@ -288,3 +288,44 @@ func FuzzHeaders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzText: a value the Redactor knows never survives Text or JSON, wherever it stands and
+// however a JSON string escapes it; a secret header line in any case keeps no value.
+func FuzzText(f *testing.F) {
+	f.Add("prefix %s suffix", uint64(1), "AuThOrIzAtIoN")
+	f.Add(`{"seen":"%s"}`, uint64(2), "x-api-key")
+	f.Add("%s%s", uint64(3), "Private-Token")
+	f.Fuzz(func(t *testing.T, tmpl string, seed uint64, header string) {
+		rnd := rand.New(rand.NewPCG(seed, 3))
+		value := fmt.Sprintf("K%dv%d", 100000+rnd.IntN(900000), rnd.IntN(1000))
+		r := New(nil, value)
+		text := strings.ReplaceAll(tmpl, "%s", value)
+		if got := r.Text(text); strings.Contains(got, value) {
+			t.Fatalf("Text kept %s: %q", value, got)
+		}
+		var esc strings.Builder
+		for _, c := range []byte(value) {
+			if rnd.IntN(2) == 0 {
+				fmt.Fprintf(&esc, `\u%04x`, c)
+			} else {
+				esc.WriteByte(c)
+			}
+		}
+		doc := `{"seen":"` + esc.String() + `","list":["a ` + esc.String() + ` b"]}`
+		out := r.JSON([]byte(doc))
+		var v any
+		if json.Unmarshal(out, &v) != nil {
+			t.Fatalf("not JSON: %s", out)
+		}
+		canon, _ := json.Marshal(v)
+		if strings.Contains(string(canon), value) {
+			t.Fatalf("JSON kept %s: %s", value, out)
+		}
+		if h := strings.TrimSpace(header); Header(h) && !strings.ContainsAny(h, ":\r\n \t") && h != "" {
+			line := h + ": secretvalue99"
+			if got := r.Text(line); strings.Contains(got, "secretvalue99") {
+				t.Fatalf("header line kept its value: %q", got)
+			}
+		}
+	})
+}
