@@ -153,7 +153,7 @@ func Header(name string) bool {
 // echoes back under any name is hidden too. A nil *Redactor applies the shared rules only.
 // It is safe for concurrent use.
 type Redactor struct {
-	headers []string
+	headers []string // lower-case
 
 	mu     sync.RWMutex
 	values []string
@@ -162,11 +162,7 @@ type Redactor struct {
 // New returns a Redactor that also hides the headers named in headers and every value given.
 func New(headers []string, values ...string) *Redactor {
 	r := &Redactor{}
-	for _, h := range headers {
-		if h = strings.TrimSpace(h); h != "" {
-			r.headers = append(r.headers, h)
-		}
-	}
+	r.AddHeaders(headers...)
 	r.Learn(values...)
 	return r
 }
@@ -322,7 +318,7 @@ func (r *Redactor) AddHeaders(names ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, h := range names {
-		if h = strings.TrimSpace(h); h != "" && !containsString(r.headers, h) {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" && !containsString(r.headers, h) {
 			r.headers = append(r.headers, h)
 		}
 	}

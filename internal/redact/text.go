@@ -112,7 +112,8 @@ var (
 	// pairInText finds name=value pairs in text (a form body quoted in an error).
 	pairInText = regexp.MustCompile(`([A-Za-z0-9_.\-]+)=([^&\s"'<>,;]+)`)
 	// headerInText finds header lines in text ("Authorization: Bearer …").
-	headerInText = regexp.MustCompile(`(?m)([A-Za-z0-9_-]+)[ \t]*:[ \t]*([^\r\n]+)`)
+	// The name is an RFC 9110 token.
+	headerInText = regexp.MustCompile("(?m)([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*([^\r\n]+)")
 	// schemeInText finds credentials of an HTTP authentication scheme in text.
 	schemeInText = regexp.MustCompile(`(?i)\b(bearer|basic|dpop)\s+([A-Za-z0-9\-._~+/]{6,}=*)`)
 )
@@ -125,8 +126,11 @@ func Text(s string) string { return (*Redactor)(nil).Text(s) }
 // Text is the package's Text with the run's own secrets hidden too.
 func (r *Redactor) Text(s string) string {
 	s = r.scrubValues(s)
-	if strings.Contains(s, "://") {
+	if strings.Contains(s, "://") && strings.ContainsAny(s, "?#@") {
 		s = urlInText.ReplaceAllStringFunc(s, r.URL)
+	}
+	if !r.mayHold(s) {
+		return s
 	}
 	if strings.Contains(s, `"`) && strings.Contains(s, ":") {
 		s = memberInText.ReplaceAllStringFunc(s, func(m string) string {
@@ -163,6 +167,83 @@ func (r *Redactor) Text(s string) string {
 		s = redactSchemes(s)
 	}
 	return s
+}
+
+// hintWords are the fragments (lower-case) that every name Key, Param or Header reports and
+// every credential scheme contains one of. Text that holds none of them, in any case, can hold
+// no named credential, and is spared the regular expressions: most strings of a record.
+var hintWords = []string{"token", "secret", "pass", "key", "auth", "cookie", "assert", "verifier", "credential",
+	"sig", "code", "session", "bearer", "basic", "dpop", "jwt", "pwd"}
+
+// hintsByFirst indexes hintWords by their first byte, so that mayHold reads s once.
+var hintsByFirst = func() (t [256][]string) {
+	for _, w := range hintWords {
+		t[w[0]] = append(t[w[0]], w)
+		t[w[0]-'a'+'A'] = append(t[w[0]-'a'+'A'], w)
+	}
+	return t
+}()
+
+// mayHold reports whether s may hold a named credential: it contains a hint word or the name
+// of one of the run's secret headers, in any case.
+func (r *Redactor) mayHold(s string) bool {
+	for i := 0; i < len(s); i++ {
+		for _, w := range hintsByFirst[s[i]] {
+			if hasPrefixFold(s[i:], w) {
+				return true
+			}
+		}
+	}
+	if r == nil {
+		return false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, h := range r.headers {
+		if containsFold(s, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFold reports whether s starts with the lower-case ASCII word w in any case.
+func hasPrefixFold(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold reports whether s contains the ASCII word w (lower-case) in any case, without
+// allocating.
+func containsFold(s, w string) bool {
+	n := len(w)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != w[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 // redactSchemes hides the credential after "Bearer", "Basic" or "DPoP" (RFC 9110 §11.4's
