@@ -75,13 +75,13 @@ type HTTPTransport struct {
 func NewHTTPTransport(rawURL string, opts HTTPOptions) (*HTTPTransport, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("invalid server URL %q: %v", RedactURL(rawURL), err)
+		return nil, fmt.Errorf("invalid server URL %q: %v", redact.URL(rawURL), err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("invalid server URL %q: scheme must be http or https", RedactURL(rawURL))
+		return nil, fmt.Errorf("invalid server URL %q: scheme must be http or https", redact.URL(rawURL))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("invalid server URL %q: no host", RedactURL(rawURL))
+		return nil, fmt.Errorf("invalid server URL %q: no host", redact.URL(rawURL))
 	}
 	t := &HTTPTransport{
 		url:   rawURL,

@@ -15,11 +15,6 @@ import (
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
-// RedactURL hides the credentials in u (a password in its userinfo, credential-like query
-// parameters) before it reaches a trace, a record or an error message: internal/redact's
-// rule, which every writer shares.
-func RedactURL(u string) string { return redact.URL(u) }
-
 // tracer writes the --trace log: one line per HTTP request and response line, header and
 // JSON-RPC frame, each prefixed by its direction. Every byte that came from the server goes
 // through termsafe first, since the trace is read on a terminal.

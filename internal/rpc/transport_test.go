@@ -319,8 +319,8 @@ func TestTraceRedacts(t *testing.T) {
 	if !strings.Contains(out, redact.Mark) || strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("trace:\n%q", out)
 	}
-	if RedactURL("https://u:pw@host/mcp") != "https://u:xxxxx@host/mcp" {
-		t.Errorf("RedactURL: %s", RedactURL("https://u:pw@host/mcp"))
+	if redact.URL("https://u:pw@host/mcp") != "https://u:xxxxx@host/mcp" {
+		t.Errorf("RedactURL: %s", redact.URL("https://u:pw@host/mcp"))
 	}
 }
 
