@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"log"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 

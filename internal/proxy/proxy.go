@@ -18,7 +18,6 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"net/http"
 	"slices"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )

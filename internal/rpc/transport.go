@@ -2,9 +2,10 @@ package rpc
 
 import (
 	"context"
-	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"net/http"
+
+	"github.com/mcptask/mcptask/internal/redact"
 )
 
 // Transport moves JSON-RPC messages between mcptask and one server. The two implementations

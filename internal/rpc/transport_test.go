@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptask/mcptask/internal/redact"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/redact"
 )
 
 // Tests of the transports against scripted loopback servers and real child processes.
