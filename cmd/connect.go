@@ -100,7 +100,7 @@ func (r ServerRef) String() string {
 	if r.URL != "" {
 		return redact.URL(r.URL) // shown in messages, summaries and envelopes: no credential
 	}
-	return "stdio:" + strings.Join(r.Argv, " ")
+	return "stdio:" + redact.Text(strings.Join(r.Argv, " ")) // --api-key=… shown as [redacted]
 }
 
 // serverRef validates the connection flags and describes the server, without connecting.

@@ -64,7 +64,7 @@ func (s Server) Display() string {
 	if s.URL != "" {
 		return redact.URL(s.URL)
 	}
-	return "stdio: " + strings.Join(s.Command, " ")
+	return "stdio: " + redact.Text(strings.Join(s.Command, " "))
 }
 
 // Millis is a duration in whole milliseconds, as the wire and the file carry it.
