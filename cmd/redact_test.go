@@ -113,13 +113,17 @@ func TestSecretsStayOutOfRecords(t *testing.T) {
 			}
 		}
 	}
-	// stdout is the tool's result as the server sent it; the user's own credentials are not in it.
+	// stdout is the tool's result as the server sent it, but for the user's own credentials,
+	// which the server echoed into it.
 	for name, text := range streams {
 		for _, secret := range []string{userBearer, userHeader, userQuery} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%s holds %s", name, secret)
 			}
 		}
+	}
+	if !strings.Contains(runs[0].Stdout, "your credentials: ") {
+		t.Errorf("the echo did not reach stdout: the test proves nothing\n%s", runs[0].Stdout)
 	}
 	if !strings.Contains(runs[0].Stderr, "::notice") || !strings.Contains(runs[2].Stderr, "::warning") {
 		t.Errorf("no annotations were written:\n%s", runs[2].Stderr)

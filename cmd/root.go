@@ -39,9 +39,11 @@ type Factory struct {
 	rec     *recording
 	recErr  error
 
-	// red is this run's redactor (redactor): it knows the user's secrets.
+	// red is this run's redactor (redactor): it knows the user's secrets; redOuts are the
+	// writers that hide them in stdout and stderr (redactStreams).
 	redOnce sync.Once
 	red     *redact.Redactor
+	redOuts []*redact.Writer
 
 	poolMu sync.Mutex
 	pools  map[string]*http.Client
@@ -86,6 +88,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err != nil {
 		reportError(f, code, err)
 	}
+	f.flushRedacted()
 	if f.wf != nil {
 		f.wf.flush()
 	}
@@ -130,6 +133,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		if err := f.setupWorkflow(c); err != nil {
 			return err
 		}
+		f.redactStreams()
 		return f.applyNamedServer()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

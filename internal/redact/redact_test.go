@@ -349,3 +349,19 @@ func isToken(s string) bool {
 	}
 	return s != ""
 }
+
+// A value split between writes is still hidden, and nothing is held back after Flush.
+func TestWriter(t *testing.T) {
+	var out strings.Builder
+	r := New(nil)
+	w := &Writer{W: &out, R: r}
+	_, _ = w.Write([]byte("before any secret\n"))
+	r.Learn("split-secret-77")
+	for _, p := range []string{"a split-se", "cret-77 b\nc split-secret", "-77"} {
+		_, _ = w.Write([]byte(p))
+	}
+	_ = w.Flush()
+	if got := out.String(); got != "before any secret\na [redacted] b\nc [redacted]" {
+		t.Errorf("got %q", got)
+	}
+}
