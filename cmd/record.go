@@ -89,12 +89,15 @@ func (f *Factory) redactor() *redact.Redactor {
 }
 
 // learnSecrets tells the run's redactor about the secrets of ref: the headers the user named
-// and their values, and the credential parameters of its URL.
+// (redacted wherever a record shows headers), the values of those that are credentials by
+// name (Authorization, API key headers), and the credential parameters of its URL.
 func (f *Factory) learnSecrets(ref ServerRef, hdr http.Header) {
 	red := f.redactor()
 	red.AddHeaders(ref.HeaderNames...)
-	for _, v := range hdr {
-		red.Learn(v...)
+	for name, v := range hdr {
+		if redact.Header(name) {
+			red.Learn(v...)
+		}
 	}
 	red.Learn(redact.URLSecrets(ref.URL)...)
 }

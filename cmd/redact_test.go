@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ const (
 	userBearer = "user-bearer-4f7a19c2"
 	userHeader = "user-header-9d3e5b81"
 	userQuery  = "user-query-2c6a0f77"
+	// userTenant is a --header whose name says no credential: its value is redacted where
+	// headers are recorded, but not hunted in what a server echoes.
+	userTenant = "user-tenant-51b2c9d0"
 )
 
 // TestSecretsStayOutOfRecords plays a server that sends secret-shaped members (results,
@@ -36,7 +40,7 @@ func TestSecretsStayOutOfRecords(t *testing.T) {
 	server := s.URL + "?token=" + userQuery + "&tenant=acme"
 	rec, summary := filepath.Join(dir, "client.ndjson"), filepath.Join(dir, "summary.md")
 	env := map[string]string{"MY_TOKEN": userBearer, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary}
-	creds := []string{"--server", server, "--header", "X-Team-Key: " + userHeader, "--bearer-env", "MY_TOKEN"}
+	creds := []string{"--server", server, "--header", "X-Team-Key: " + userHeader, "--bearer-env", "MY_TOKEN", "--header", "X-Tenant: " + userTenant}
 	var runs []cliResult
 
 	r := runCLI(t, ctx, env, append([]string{"call", "sleep", "--arg", "seconds=1", "--trace", "--record", rec}, creds...)...)
@@ -79,6 +83,20 @@ func TestSecretsStayOutOfRecords(t *testing.T) {
 		if !strings.Contains(files[name], want) || !strings.Contains(files[name], redact.Mark) {
 			t.Errorf("%s lacks %q: it did not see the attack\n%s", name, want, files[name])
 		}
+	}
+	for _, l := range strings.Split(files["client record"], "\n") {
+		var line struct {
+			Kind    string              `json:"kind"`
+			Headers map[string][]string `json:"headers"`
+		}
+		if json.Unmarshal([]byte(l), &line) == nil && line.Kind == "http-request" {
+			if v := line.Headers["X-Tenant"]; len(v) != 1 || v[0] != redact.Mark {
+				t.Errorf("the record shows --header X-Tenant as %q", v)
+			}
+		}
+	}
+	if strings.Contains(runs[0].Stderr, "X-Tenant: "+userTenant) {
+		t.Error("the trace shows the value of --header X-Tenant")
 	}
 	records := map[string]string{"proxy stderr (trace)": proxyErr.String()}
 	for k, v := range files {

@@ -133,7 +133,8 @@ func Param(name string) bool {
 }
 
 // Header reports whether a header of this name carries a credential on every server:
-// Authorization, cookies and the usual API key headers.
+// Authorization, cookies, the usual API key headers, and any name with token, secret,
+// password, credential or signature in it or ending in -key.
 func Header(name string) bool {
 	l := strings.ToLower(strings.TrimSpace(name))
 	if secretHeaders[l] {
@@ -144,14 +145,16 @@ func Header(name string) bool {
 			return true
 		}
 	}
-	return false
+	return strings.HasSuffix(l, "-key") || strings.HasSuffix(l, "_key")
 }
 
 // Redactor hides credentials in what one run writes down. Beyond the names every Redactor
 // knows (Key, Param, Header), it knows the headers the user passed (whose values are the
-// user's secrets by default) and the secret values themselves, so that a value a server
-// echoes back under any name is hidden too. A nil *Redactor applies the shared rules only.
-// It is safe for concurrent use.
+// user's secrets by default: a record shows them as [redacted]) and secret values themselves,
+// so that a value a server echoes back under any name is hidden too. The values it hunts
+// everywhere are only those of credentials by name (Authorization, API key headers, a URL's
+// token): a --header such as "MCP-Protocol-Version: 2025-11-25" must not blank out every date
+// of a run. A nil *Redactor applies the shared rules only. It is safe for concurrent use.
 type Redactor struct {
 	headers []string // lower-case
 
@@ -167,6 +170,9 @@ func New(headers []string, values ...string) *Redactor {
 	return r
 }
 
+// authSchemes are the HTTP authentication schemes whose credential Learn also learns alone.
+var authSchemes = set("bearer", "basic", "dpop", "token", "digest", "negotiate", "mac")
+
 // Learn adds secret values to hide wherever they appear. For a credential of the form
 // "Scheme value" (Bearer, Basic…) the value alone is learnt too. Values shorter than a few
 // bytes are ignored.
@@ -179,7 +185,7 @@ func (r *Redactor) Learn(values ...string) {
 	for _, v := range values {
 		v = strings.TrimSpace(v)
 		cands := []string{v}
-		if _, rest, ok := strings.Cut(v, " "); ok {
+		if scheme, rest, ok := strings.Cut(v, " "); ok && authSchemes[strings.ToLower(scheme)] {
 			cands = append(cands, strings.TrimSpace(rest))
 		}
 		for _, c := range cands {
@@ -251,8 +257,8 @@ func (r *Redactor) isSecretHeader(name string) bool {
 func (r *Redactor) Headers(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
-		if r.isSecretHeader(k) {
-			r.Learn(v...)
+		if Header(k) {
+			r.Learn(v...) // a credential by its name; a --header that is not keeps its value only here
 		}
 	}
 	for k, v := range h {
