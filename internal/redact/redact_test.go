@@ -32,7 +32,7 @@ func TestKeyParamHeader(t *testing.T) {
 			t.Errorf("Param(%q) = true", p)
 		}
 	}
-	for _, h := range []string{"Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "X-Api-Key", "Api-Key", "Private-Token", "X-Auth-Token", "X-Goog-Api-Key", "X-Vendor-Secret"} {
+	for _, h := range []string{"Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "X-Api-Key", "Api-Key", "Private-Token", "X-Auth-Token", "X-Goog-Api-Key", "X-Vendor-Secret", "X-Team-Key"} {
 		if !Header(h) {
 			t.Errorf("Header(%q) = false", h)
 		}
