@@ -313,7 +313,7 @@ func newCmdAuthLogin(f *Factory) *cobra.Command {
 			if f.Global.JSON {
 				return writeJSON(f.IO.Out, map[string]any{"type": "auth-login", "credential": e})
 			}
-			fmt.Fprintf(f.IO.ErrOut, "Logged in to %s\n", ref.URL)
+			fmt.Fprintf(f.IO.ErrOut, "Logged in to %s\n", ref)
 			printStatus(f, []authStatus{e})
 			return nil
 		},

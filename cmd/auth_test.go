@@ -289,7 +289,7 @@ func TestAuthNoSecretInLedgerTraceOrRecord(t *testing.T) {
 	ledger, _ := os.ReadFile(testLedger(t))
 	trace := r1.Stderr + r2.Stderr
 	// The trace and record did see the OAuth traffic, redacted.
-	for _, want := range []string{"/token", "refresh_token=%5Bredacted%5D", "code_verifier=%5Bredacted%5D"} {
+	for _, want := range []string{"/token", "refresh_token=[redacted]", "code_verifier=[redacted]"} {
 		if !strings.Contains(trace, want) || !strings.Contains(string(record), want) {
 			t.Fatalf("trace or record lacks %q", want)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/pflag"
@@ -100,9 +101,9 @@ type ServerRef struct {
 // String is the short form shown to users.
 func (r ServerRef) String() string {
 	if r.URL != "" {
-		return r.URL
+		return redact.URL(r.URL) // shown in messages, summaries and envelopes: no credential
 	}
-	return "stdio:" + strings.Join(r.Argv, " ")
+	return "stdio:" + redact.Text(strings.Join(r.Argv, " ")) // --api-key=… shown as [redacted]
 }
 
 // serverRef validates the connection flags and describes the server, without connecting.
@@ -174,6 +175,7 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 	if err := f.checkAuthFlags(); err != nil {
 		return ref, nil, err
 	}
+	f.learnSecrets(ref, hdr)
 	return ref, hdr, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -25,13 +26,14 @@ func (f *Factory) ledger() (*state.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locate the task ledger: %w (set --state PATH or MCPTASK_STATE)", err)
 	}
-	return state.Open(p), nil
+	return state.Open(p).Redacting(f.redactor()), nil
 }
 
-// toServer is the secret-free description of ref that a record keeps.
+// toServer is the secret-free description of ref that a record keeps: a URL's credential
+// parameters are redacted, so a resume asks for the URL again (connectRecord).
 func toServer(ref ServerRef) state.Server {
 	return state.Server{
-		URL:         ref.URL,
+		URL:         redact.URL(ref.URL),
 		Command:     ref.Argv,
 		Dir:         ref.Dir,
 		HeaderNames: ref.HeaderNames,
@@ -81,7 +83,7 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 
 // warnf prints a warning line on stderr.
 func (f *Factory) warnf(format string, args ...any) {
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: "+format+"\n", args...)
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", f.redactor().Text(fmt.Sprintf(format, args...)))
 }
 
 // findTask looks id up in the ledger and picks the record the command means: the one on the
@@ -167,6 +169,10 @@ func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc
 	if err != nil {
 		return nil, ref, err
 	}
+	if ref.URL, err = f.recordURL(rec); err != nil {
+		return nil, ref, err
+	}
+	f.learnSecrets(ref, hdr)
 	if ref.URL == "" {
 		// A stdio server is a new process: it needs its handshake again. Its tasks survive
 		// only if the server keeps them (C26-STDIO).
@@ -181,6 +187,21 @@ func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc
 		return f.connectRef(ctx, ref, hdr, opts)
 	}
 	return f.connectAssumed(ctx, ref, hdr, rpc.Era(rec.Era), rec.SessionID, opts)
+}
+
+// recordURL is the URL that reaches the server of rec again. The ledger keeps a URL with its
+// credential parameters redacted (token=[redacted]); such a record is reached through the
+// URL given with --server (or $MCPTASK_SERVER), when it redacts to the same text, and the
+// user is told to give it otherwise. The record stays in the ledger either way.
+func (f *Factory) recordURL(rec *state.Record) (string, error) {
+	u := rec.Server.URL
+	if u == "" || !redact.Hidden(u) {
+		return u, nil
+	}
+	if g := f.Global.Server; g != "" && redact.URL(g) == u {
+		return g, nil
+	}
+	return "", flagErrorf("task %s was created on %s, whose credential the ledger does not keep; give the full URL again with --server (or MCPTASK_SERVER)", rec.TaskID, u)
 }
 
 // recordHeaders rebuilds the secret headers of a record from the current flags and

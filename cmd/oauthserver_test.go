@@ -169,8 +169,11 @@ func (o *oauthServer) register(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	id, secret := "client-"+hex.EncodeToString([]byte(time.Now().Format(time.RFC3339Nano))), o.mint("csecret-")
 	o.clients[id] = secret
+	// RFC 7592 §3: the registration access token manages the client; a trace must hide it.
+	rat := o.mint("rat-")
 	o.mu.Unlock()
-	writeJSONBody(w, 201, map[string]any{"client_id": id, "client_secret": secret, "token_endpoint_auth_method": "client_secret_post", "redirect_uris": req.RedirectURIs})
+	writeJSONBody(w, 201, map[string]any{"client_id": id, "client_secret": secret, "token_endpoint_auth_method": "client_secret_post", "redirect_uris": req.RedirectURIs,
+		"registration_access_token": rat, "registration_client_uri": o.base + "/register/" + id})
 }
 
 func (o *oauthServer) authorize(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +260,8 @@ func (o *oauthServer) token(w http.ResponseWriter, r *http.Request) {
 	o.access[at] = time.Now().Add(o.lifetime)
 	o.refresh[rt] = true
 	o.granted[at], o.granted[rt] = scopes, scopes
-	writeJSONBody(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(o.lifetime / time.Second), "refresh_token": rt, "scope": strings.Join(scopes, " ")})
+	writeJSONBody(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(o.lifetime / time.Second), "refresh_token": rt, "scope": strings.Join(scopes, " "),
+		"id_token": o.mint("idt-")})
 }
 
 // expireAccessTokens makes the server refuse every access token issued so far (as if their

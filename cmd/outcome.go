@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -195,7 +196,7 @@ func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
 	}
 	e.Code = &code
 	if err != nil {
-		e.Message = err.Error()
+		e.Message = redact.Text(err.Error())
 		if code == ExitExpired {
 			e.Status = "expired"
 		}
@@ -258,7 +259,7 @@ func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.O
 		_, _ = f.IO.Out.Write(text)
 		code := exitCode(ctx, err)
 		if err != nil && code != ExitInterrupted {
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
 		}
 		codes = append(codes, code)
 	}
@@ -311,7 +312,7 @@ func followHint(ref ServerRef, id string) string {
 func serverFlags(ref ServerRef) string {
 	var parts []string
 	if ref.URL != "" {
-		parts = append(parts, "--server "+shellQuote(ref.URL))
+		parts = append(parts, "--server "+shellQuote(redact.URL(ref.URL)))
 	} else {
 		parts = append(parts, "--stdio "+shellQuote(strings.Join(quoteAll(ref.Argv), " ")))
 	}

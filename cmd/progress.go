@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -31,10 +32,13 @@ type progressPrinter struct {
 	lastLine time.Time
 	// wf opens the CI log group of a task before a line about it.
 	wf *workflow
+	// red redacts each line: it is the job log, and a server may echo a credential into a
+	// status message.
+	red *redact.Redactor
 }
 
 func newProgressPrinter(f *Factory) *progressPrinter {
-	p := &progressPrinter{w: f.IO.ErrOut, now: f.Now, last: map[string]string{}, wf: f.wf}
+	p := &progressPrinter{w: f.IO.ErrOut, now: f.Now, last: map[string]string{}, wf: f.wf, red: f.redactor()}
 	if f.Global.JSONL {
 		p.events = f.IO.Out
 	}
@@ -153,5 +157,5 @@ func (p *progressPrinter) heartbeat(t *rpc.Task) {
 
 func (p *progressPrinter) println(line string) {
 	p.lastLine = p.now()
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, p.red.Text(line))
 }

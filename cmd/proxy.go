@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/proxy"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
@@ -134,7 +135,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
 	}
 	errOut := &syncWriter{w: f.IO.ErrOut}
-	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames}
+	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames, Redact: f.redactor()}
 	if !opts.NoLedger {
 		st, err := f.ledger()
 		if err != nil {
@@ -175,7 +176,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.Options, errOut io.Writer) error {
 	var flush func()
-	popts.OnEvent, flush = plainEvents(errOut)
+	popts.OnEvent, flush = plainEvents(errOut, f.redactor())
 	defer flush()
 	p := proxy.New(popts)
 	defer p.Close()
@@ -219,7 +220,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 		popts.OnEvent = view.send
 	} else {
 		var flush func()
-		popts.OnEvent, flush = plainEvents(errOut)
+		popts.OnEvent, flush = plainEvents(errOut, f.redactor())
 		defer flush()
 	}
 	p := proxy.New(popts)
@@ -232,7 +233,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	srv := proxy.NewServer(handler, proxy.ServerOptions{})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref.URL)
+	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref)
 	if popts.Ledger != nil {
 		fmt.Fprintf(errOut, "mcptask: the hosts' tasks go to the ledger %s\n", popts.Ledger.Path())
 	}
@@ -258,12 +259,13 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 // plainEvents prints one line per task event and violation: no view, no terminal. The lines go
 // through an eventQueue, so that a stderr nobody reads (a host that never drains the stdio
 // proxy's stderr, a terminal paused with ctrl+s) never holds up the traffic; the returned
-// func writes what is still queued (waiting at most a second for a stuck stderr).
-func plainEvents(w io.Writer) (func(proxy.Event), func()) {
+// func writes what is still queued (waiting at most a second for a stuck stderr). The lines
+// are a log (a CI job's, often), so they are redacted: a server may echo a credential.
+func plainEvents(w io.Writer, red *redact.Redactor) (func(proxy.Event), func()) {
 	q := newEventQueue(proxyViewBuffer)
 	go q.run(func(ev proxy.Event) {
 		if line := eventLine(ev); line != "" {
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, red.Text(line))
 		}
 	})
 	return q.push, func() { q.close(time.Second) }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -33,7 +35,7 @@ func (f *Factory) traceOptions(ref ServerRef, opts *rpc.ClientOptions) (*rpc.Tra
 	if !f.Global.Trace && f.Global.Record == "" {
 		return nil, nil
 	}
-	t := &rpc.TraceOptions{Secret: ref.HeaderNames}
+	t := &rpc.TraceOptions{Secret: ref.HeaderNames, Redact: f.redactor()}
 	if f.Global.Trace {
 		t.W = f.IO.ErrOut
 	}
@@ -65,14 +67,64 @@ func (f *Factory) recorder() (*recording, error) {
 		}
 		r := &recording{file: file}
 		r.linter = check.NewLinter(func(v check.Violation) {
-			b, _ := json.Marshal(map[string]any{"kind": "violation", "time": time.Now().UTC().Format(time.RFC3339Nano),
-				"rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen})
+			line := map[string]any{"kind": "violation", "rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen}
+			f.redactor().Line(line)
+			line["time"] = time.Now().UTC().Format(time.RFC3339Nano)
+			b, _ := json.Marshal(line)
 			_, _ = r.Write(append(b, '\n'))
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(v.Seen))
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(fmt.Sprint(line["seen"])))
 		})
 		f.rec = r
 	})
 	return f.rec, f.recErr
+}
+
+// redactor is this run's redactor: every trace, record line, ledger record, CI annotation,
+// job summary and error message of the run passes through it. It learns the values of the
+// headers and bearer token the user gave and the credential parameters of the server URL
+// (serverRef, recordHeaders), so that a server that echoes one of them is caught too.
+func (f *Factory) redactor() *redact.Redactor {
+	f.redOnce.Do(func() { f.red = redact.New(nil) })
+	return f.red
+}
+
+// learnSecrets tells the run's redactor about the secrets of ref: the headers the user named
+// (redacted wherever a record shows headers), the values of those that are credentials by
+// name (Authorization, API key headers), and the credential parameters of its URL.
+func (f *Factory) learnSecrets(ref ServerRef, hdr http.Header) {
+	red := f.redactor()
+	red.AddHeaders(ref.HeaderNames...)
+	for name, v := range hdr {
+		if redact.Header(name) {
+			red.Learn(v...)
+		}
+	}
+	red.Learn(redact.URLSecrets(ref.URL)...)
+}
+
+// redactStreams puts stdout and stderr, when they are not a terminal (a CI job's log, a
+// file), through a redact.Writer, so that no value of the user's credentials reaches them,
+// even one a server echoed into its result. A terminal is left alone: the live view and
+// prompts write partial lines, and the person at it gave the credentials.
+func (f *Factory) redactStreams() {
+	if !f.IO.IsStdoutTTY() {
+		w := &redact.Writer{W: f.IO.Out, R: f.redactor()}
+		f.IO.Out = w
+		f.redOuts = append(f.redOuts, w)
+	}
+	if !f.IO.IsStderrTTY() {
+		w := &redact.Writer{W: f.IO.ErrOut, R: f.redactor()}
+		f.IO.ErrOut = w
+		f.redOuts = append(f.redOuts, w)
+	}
+}
+
+// flushRedacted passes on what the redacting writers hold, before the CI writers under them
+// are flushed.
+func (f *Factory) flushRedacted() {
+	for _, w := range f.redOuts {
+		_ = w.Flush()
+	}
 }
 
 // closeRecorder flushes and closes the --record file at the end of a run.

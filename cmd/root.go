@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/cobra"
@@ -38,6 +39,12 @@ type Factory struct {
 	recOnce sync.Once
 	rec     *recording
 	recErr  error
+
+	// red is this run's redactor (redactor): it knows the user's secrets; redOuts are the
+	// writers that hide them in stdout and stderr (redactStreams).
+	redOnce sync.Once
+	red     *redact.Redactor
+	redOuts []*redact.Writer
 
 	poolMu sync.Mutex
 	pools  map[string]*http.Client
@@ -90,6 +97,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err != nil {
 		reportError(f, code, err)
 	}
+	f.flushRedacted()
 	if f.wf != nil {
 		f.wf.flush()
 	}
@@ -134,6 +142,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		if err := f.setupWorkflow(c); err != nil {
 			return err
 		}
+		f.redactStreams()
 		return f.applyNamedServer()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -257,7 +266,7 @@ func reportError(f *Factory, code int, err error) {
 		return
 	}
 	if f.Global.JSON {
-		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": err.Error()}
+		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": f.redactor().Text(err.Error())}
 		defer func() {
 			if f.Global.JSONL {
 				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
@@ -273,14 +282,14 @@ func reportError(f *Factory, code int, err error) {
 		if errors.As(err, &rerr) {
 			obj["rpcCode"] = rerr.Code
 			if len(rerr.Data) > 0 {
-				obj["rpcData"] = rerr.Data
+				obj["rpcData"] = json.RawMessage(f.redactor().JSON(rerr.Data))
 			}
 		}
 		b, _ := json.Marshal(obj)
 		fmt.Fprintln(f.IO.ErrOut, string(b))
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
 	var fe *FlagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(f.IO.ErrOut, "Run 'mcptask --help' for usage.")

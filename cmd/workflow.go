@@ -250,7 +250,10 @@ func (w *workflow) Event(ev follow.Event) {
 	if err != nil {
 		problem = err.Error()
 	}
-	row := ci.Row{TaskID: o.TaskID, Tool: o.Tool, Server: o.Server, Outcome: name, Took: took, Message: cmp.Or(status, problem)}
+	// Both are server text and error text, which may quote a secret of this run.
+	red := f.redactor()
+	status, problem = red.Text(status), red.Text(problem)
+	row := ci.Row{TaskID: o.TaskID, Tool: o.Tool, Server: red.URL(o.Server), Outcome: name, Took: took, Message: cmp.Or(status, problem)}
 	if name == "timeout" || name == "interrupted" || name == "input_required" {
 		row.Resume = followHint(ref, o.TaskID)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -218,12 +219,14 @@ type Log struct {
 }
 
 // Annotation writes a GitHub ::error/::warning/::notice with a title. Both come from the server
-// in part (a tool name, a status message), so both are escaped and stripped of terminal escapes.
+// in part (a tool name, a status message), so both are escaped and stripped of terminal escapes,
+// and both are redacted (internal/redact): an annotation outlives the job on the run's page.
 // Other systems get nothing: their logs have no annotations, and the plain lines already say it.
 func (l *Log) Annotation(level Level, title, msg string) {
 	if l == nil || l.Sys != GitHub {
 		return
 	}
+	title, msg = redact.Text(title), redact.Text(msg)
 	line := fmt.Sprintf("::%s title=%s::%s\n", level, escapeProperty.Replace(termsafe.Line(title)), escapeData.Replace(termsafe.String(msg)))
 	l.mu.Lock()
 	defer l.mu.Unlock()

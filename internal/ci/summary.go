@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -111,9 +112,9 @@ var mdEscape = strings.NewReplacer(
 	"<", "&lt;", ">", "&gt;", "&", "&amp;",
 )
 
-// cell makes server text one escaped table cell.
+// cell makes server text one escaped, redacted table cell.
 func cell(s string) string {
-	s = strings.TrimSpace(termsafe.Line(s))
+	s = strings.TrimSpace(termsafe.Line(redact.Text(s)))
 	if len([]rune(s)) > 200 {
 		s = string([]rune(s)[:199]) + "…"
 	}
@@ -127,7 +128,7 @@ func cell(s string) string {
 // from inside, so a backtick in s is replaced and the cell's pipes are escaped (GitHub splits
 // table cells on | even inside code).
 func code(s string) string {
-	s = strings.TrimSpace(termsafe.Line(s))
+	s = strings.TrimSpace(termsafe.Line(redact.Text(s)))
 	if s == "" {
 		return " "
 	}

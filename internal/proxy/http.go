@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -113,7 +114,7 @@ type httpFront struct {
 func (p *Proxy) Handler(opts HTTPOptions) (http.Handler, error) {
 	up, err := url.Parse(opts.Upstream)
 	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
-		return nil, fmt.Errorf("invalid server URL %q", rpc.RedactURL(opts.Upstream))
+		return nil, fmt.Errorf("invalid server URL %q", redact.URL(opts.Upstream))
 	}
 	g, err := newGuard(opts.AllowedHosts, opts.AllowedOrigins)
 	if err != nil {
@@ -284,7 +285,7 @@ func (s *stallWriter) FlushError() error {
 func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) map[string]any {
-	line := map[string]any{"kind": "http-request", "httpMethod": r.Method, "url": rpc.RedactURL(f.target(r.URL).String()),
+	line := map[string]any{"kind": "http-request", "httpMethod": r.Method, "url": redact.URL(f.target(r.URL).String()),
 		"headers": f.p.rec.headers(r.Header)}
 	if len(body) > 0 {
 		line["body"], line["taskId"] = bodyValue(body), taskIDOf(body)
@@ -536,7 +537,7 @@ func (f *httpFront) errorHandler(w http.ResponseWriter, r *http.Request, err err
 		x.status, x.err = http.StatusBadGateway, err.Error()
 		x.mu.Unlock()
 	}
-	msg := fmt.Sprintf("the server %s could not be reached: %v", rpc.RedactURL(f.up.String()), rpc.RedactURL(err.Error()))
+	msg := fmt.Sprintf("the server %s could not be reached: %v", redact.URL(f.up.String()), redact.Text(err.Error()))
 	f.p.notice(h, "%s", msg)
 	http.Error(w, "mcptask proxy: "+msg, http.StatusBadGateway)
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -122,6 +123,9 @@ type Options struct {
 	Trace io.Writer
 	// Secret names headers redacted in the record besides Authorization and cookies.
 	Secret []string
+	// Redact, when set, is the run's redactor (it knows the user's secret values, so that a
+	// server that echoes one is caught); else one is made from Secret.
+	Redact *redact.Redactor
 	// OnEvent receives what the live view and the plain lines show. It is called on the
 	// proxy's goroutines and must not block.
 	OnEvent func(Event)
@@ -337,7 +341,7 @@ func New(opts Options) *Proxy {
 	}
 	p := &Proxy{opts: opts, hosts: map[string]*host{}, tasks: map[string]*taskState{}}
 	p.mem.max = opts.MaxHeld
-	p.rec = newRecorder(opts.Record, opts.Trace, opts.Secret, opts.Now)
+	p.rec = newRecorder(opts.Record, opts.Trace, opts.Redact, opts.Secret, opts.Now)
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
 	if opts.Ledger != nil && opts.Ledger.writeErr == nil {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -25,20 +25,25 @@ const (
 // (internal/rpc: http-request, http-response, frame, sse-event, http-exchange, violation), with
 // the same fields, where "dir" reads as in a recording of the host itself (send: towards the
 // server, recv: from it); every line also says its direction and which peer sent it, and names
-// the host. Header values of Authorization, cookies and the secret headers are redacted.
+// the host. Every line is redacted by internal/redact before either stream sees it: the
+// values of Authorization, cookies, API key headers and the secret headers, credential
+// members of bodies, credential parameters of URLs, and the values those carried.
 type recorder struct {
-	mu     sync.Mutex
-	w      io.Writer
-	trace  io.Writer
-	secret []string
-	now    func() time.Time
+	mu    sync.Mutex
+	w     io.Writer
+	trace io.Writer
+	red   *redact.Redactor
+	now   func() time.Time
 }
 
-func newRecorder(w, trace io.Writer, secret []string, now func() time.Time) *recorder {
+func newRecorder(w, trace io.Writer, red *redact.Redactor, secret []string, now func() time.Time) *recorder {
 	if w == nil && trace == nil {
 		return nil
 	}
-	return &recorder{w: w, trace: trace, secret: secret, now: now}
+	if red == nil {
+		red = redact.New(secret)
+	}
+	return &recorder{w: w, trace: trace, red: red, now: now}
 }
 
 // line writes one record line. toServer says which way the message went.
@@ -46,6 +51,7 @@ func (r *recorder) line(toServer bool, host string, fields map[string]any) {
 	if r == nil {
 		return
 	}
+	r.red.Line(fields)
 	fields["time"] = r.now().UTC().Format(time.RFC3339Nano)
 	dir, direction, peer := "recv", ToHost, "server"
 	if toServer {
@@ -139,7 +145,7 @@ func traceBody(v any) string {
 }
 
 // headers redacts h for the record.
-func (r *recorder) headers(h http.Header) http.Header { return rpc.RedactHeader(h, r.secret) }
+func (r *recorder) headers(h http.Header) http.Header { return r.red.Headers(h) }
 
 // bodyValue is data as the record embeds it: JSON as JSON, anything else as a string.
 func bodyValue(data []byte) any {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -75,13 +76,13 @@ type HTTPTransport struct {
 func NewHTTPTransport(rawURL string, opts HTTPOptions) (*HTTPTransport, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("invalid server URL %q: %v", RedactURL(rawURL), err)
+		return nil, fmt.Errorf("invalid server URL %q: %v", redact.URL(rawURL), err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("invalid server URL %q: scheme must be http or https", RedactURL(rawURL))
+		return nil, fmt.Errorf("invalid server URL %q: scheme must be http or https", redact.URL(rawURL))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("invalid server URL %q: no host", RedactURL(rawURL))
+		return nil, fmt.Errorf("invalid server URL %q: no host", redact.URL(rawURL))
 	}
 	t := &HTTPTransport{
 		url:   rawURL,
@@ -241,7 +242,7 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		if errors.As(err, &re) {
 			return nil, false, re
 		}
-		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(RedactURL(err.Error())))
+		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(redact.Text(err.Error())))
 	}
 	t.trace.response(resp, time.Since(start))
 	return resp, sid != "", nil

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -77,4 +78,4 @@ func originHost(u *url.URL) string {
 	return net.JoinHostPort(host, port)
 }
 
-func safeURL(u *url.URL) string { return termsafe.Line(RedactURL(u.String())) }
+func safeURL(u *url.URL) string { return termsafe.Line(redact.URL(u.String())) }

@@ -6,81 +6,34 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
-
-// Redacted replaces a secret in traces.
-const Redacted = "[redacted]"
-
-// alwaysSecret are header names whose values are credentials on every server.
-var alwaysSecret = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key"}
-
-// RedactHeader returns a copy of h in which the values of Authorization, cookies and the headers
-// named in secret are replaced by "[redacted]". Header names compare case-insensitively.
-func RedactHeader(h http.Header, secret []string) http.Header {
-	out := make(http.Header, len(h))
-	for k, v := range h {
-		if isSecretHeader(k, secret) {
-			red := make([]string, len(v))
-			for i := range red {
-				red[i] = Redacted
-			}
-			out[k] = red
-			continue
-		}
-		out[k] = append([]string(nil), v...)
-	}
-	return out
-}
-
-func isSecretHeader(name string, secret []string) bool {
-	for _, s := range alwaysSecret {
-		if strings.EqualFold(name, s) {
-			return true
-		}
-	}
-	for _, s := range secret {
-		if strings.EqualFold(name, strings.TrimSpace(s)) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactURL hides a password in the userinfo of u, so that a URL such as
-// https://user:token@host/mcp never reaches a trace or an error message.
-func RedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
-	}
-	if _, ok := p.User.Password(); ok {
-		p.User = url.UserPassword(p.User.Username(), "xxxxx")
-	}
-	return p.String()
-}
 
 // tracer writes the --trace log: one line per HTTP request and response line, header and
 // JSON-RPC frame, each prefixed by its direction. Every byte that came from the server goes
 // through termsafe first, since the trace is read on a terminal.
 type tracer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	rec    io.Writer
-	secret []string
+	mu  sync.Mutex
+	w   io.Writer
+	rec io.Writer
+	red *redact.Redactor
 }
 
 func newTracer(o *TraceOptions) *tracer {
 	if o == nil || (o.W == nil && o.Record == nil) {
 		return nil
 	}
-	return &tracer{w: o.W, rec: o.Record, secret: o.Secret}
+	red := o.Redact
+	if red == nil {
+		red = redact.New(o.Secret)
+	}
+	return &tracer{w: o.W, rec: o.Record, red: red}
 }
 
 // record writes one NDJSON line of the --record stream.
@@ -88,6 +41,7 @@ func (t *tracer) record(line map[string]any) {
 	if t == nil || t.rec == nil {
 		return
 	}
+	t.red.Line(line)
 	line["time"] = time.Now().UTC().Format(time.RFC3339Nano)
 	b, err := json.Marshal(line)
 	if err != nil {
@@ -135,7 +89,7 @@ func (t *tracer) printf(format string, args ...any) {
 }
 
 func (t *tracer) headers(prefix string, h http.Header) string {
-	return t.headersOf(prefix, RedactHeader(h, t.secret))
+	return t.headersOf(prefix, t.red.Headers(h))
 }
 
 // headersOf renders already redacted headers.
@@ -159,17 +113,16 @@ func (t *tracer) request(req *http.Request, data []byte) {
 	if t == nil {
 		return
 	}
-	line := map[string]any{"kind": "http-request", "dir": "send", "httpMethod": req.Method, "url": RedactURL(req.URL.String()),
-		"headers": RedactHeader(req.Header, t.secret)}
+	u := t.red.URL(req.URL.String())
+	line := map[string]any{"kind": "http-request", "dir": "send", "httpMethod": req.Method, "url": u, "headers": req.Header}
 	if len(data) > 0 {
 		line["body"], line["taskId"] = body(data)
 		line["method"] = req.Header.Get("Mcp-Method")
 	}
 	t.record(line)
-	body := data
-	s := fmt.Sprintf("> %s %s\n", req.Method, termsafe.Line(RedactURL(req.URL.String()))) + t.headers(">", req.Header)
-	if len(body) > 0 {
-		s += "> " + termsafe.Line(string(body)) + "\n"
+	s := fmt.Sprintf("> %s %s\n", req.Method, termsafe.Line(u)) + t.headers(">", req.Header)
+	if len(data) > 0 {
+		s += "> " + termsafe.Line(string(t.red.JSON(data))) + "\n"
 	}
 	t.printf("%s", s)
 }
@@ -180,7 +133,7 @@ func (t *tracer) response(resp *http.Response, took time.Duration) {
 		return
 	}
 	t.record(map[string]any{"kind": "http-response", "dir": "recv", "status": resp.StatusCode, "latencyMs": float64(took.Microseconds()) / 1000,
-		"headers": RedactHeader(resp.Header, t.secret), "contentType": resp.Header.Get("Content-Type")})
+		"headers": resp.Header, "contentType": resp.Header.Get("Content-Type")})
 	t.printf("< %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), t.headers("<", resp.Header))
 }
 
@@ -195,11 +148,15 @@ func (t *tracer) frame(dir, what string, data []byte) {
 	}
 	line["body"], line["taskId"] = body(data)
 	t.record(line)
-	if what != "" {
-		t.printf("%s [%s] %s\n", dir, termsafe.Line(what), termsafe.Line(string(data)))
+	if t.w == nil {
 		return
 	}
-	t.printf("%s %s\n", dir, termsafe.Line(string(data)))
+	shown := termsafe.Line(string(t.red.JSON(data)))
+	if what != "" {
+		t.printf("%s [%s] %s\n", dir, termsafe.Line(t.red.Text(what)), shown)
+		return
+	}
+	t.printf("%s %s\n", dir, shown)
 }
 
 // exchange writes the --record summary of one request/response exchange: the JSON-RPC method,
@@ -219,7 +176,7 @@ func (t *tracer) exchange(req *Message, reqBody []byte, status int, took time.Du
 	case err != nil:
 		line["error"] = err.Error()
 	case resp != nil && resp.Error != nil:
-		line["rpcError"] = resp.Error
+		line["rpcError"] = resp.Error // redacted whole by record, data included
 	}
 	if resp != nil && task == "" {
 		if raw, err := json.Marshal(resp); err == nil {
@@ -231,85 +188,25 @@ func (t *tracer) exchange(req *Message, reqBody []byte, status int, took time.Du
 	t.record(line)
 }
 
-// oauthSecrets are the OAuth parameters and JSON members whose values are credentials: they
-// are redacted wherever they appear in a traced URL, form body, JSON body or Location header.
-var oauthSecrets = []string{"code", "code_verifier", "refresh_token", "client_secret", "client_assertion",
-	"access_token", "id_token", "assertion", "subject_token", "actor_token", "device_code",
-	"token"} // RFC 7009 revocation (auth logout)
-
-func isOAuthSecret(name string) bool {
-	for _, s := range oauthSecrets {
-		if strings.EqualFold(name, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactOAuthURL hides the values of OAuth secrets in u's query (an authorization response
-// redirect carries the code there) and a password in its userinfo.
-func RedactOAuthURL(u string) string {
-	p, err := url.Parse(RedactURL(u))
-	if err != nil || p.RawQuery == "" {
-		return RedactURL(u)
-	}
-	q := p.Query()
-	changed := false
-	for k := range q {
-		if isOAuthSecret(k) {
-			q[k] = []string{Redacted}
-			changed = true
-		}
-	}
-	if changed {
-		p.RawQuery = q.Encode()
-	}
-	return p.String()
-}
-
-// RedactOAuthBody hides OAuth secrets in a form-encoded or JSON body. Any other body (an
-// HTML page, which may quote a redirect URL with its code) is left out of the trace
-// altogether: nil.
-func RedactOAuthBody(contentType string, data []byte) []byte {
+// authBody is what the trace shows of an OAuth body: a form or JSON body redacted, and no
+// other body at all (an HTML page may quote a redirect URL with its code in a way no rule
+// can see).
+func (t *tracer) authBody(contentType string, data []byte) []byte {
 	if len(data) == 0 {
 		return nil
 	}
-	switch mediaType(contentType) {
+	mt := mediaType(contentType)
+	switch mt {
 	case "application/x-www-form-urlencoded":
-		q, err := url.ParseQuery(string(data))
-		if err != nil {
-			return []byte(Redacted)
-		}
-		for k := range q {
-			if isOAuthSecret(k) {
-				q[k] = []string{Redacted}
-			}
-		}
-		return []byte(q.Encode())
+		return t.red.Form(data)
 	case "application/json", "":
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
-			if json.Valid(data) && !bytes.ContainsAny(data, "{") {
-				return data // a bare JSON value holds no named secret
-			}
+		if !json.Valid(data) {
 			return nil
 		}
-		red, _ := json.Marshal(Redacted)
-		changed := false
-		for k := range m {
-			if isOAuthSecret(k) {
-				m[k] = red
-				changed = true
-			}
-		}
-		if !changed {
-			return data
-		}
-		out, err := json.Marshal(m)
-		if err != nil {
-			return []byte(Redacted)
-		}
-		return out
+		return t.red.JSON(data)
+	}
+	if strings.HasSuffix(mt, "+json") && json.Valid(data) {
+		return t.red.JSON(data)
 	}
 	return nil
 }
@@ -339,14 +236,16 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			rc.Close()
 		}
 	}
-	body = RedactOAuthBody(req.Header.Get("Content-Type"), body)
-	u := RedactOAuthURL(req.URL.String())
-	line := map[string]any{"kind": "auth-request", "dir": "send", "httpMethod": req.Method, "url": u, "headers": RedactHeader(req.Header, tt.t.secret)}
+	red := tt.t.red
+	hdrs := red.Headers(req.Header) // learns the credentials this request carries
+	body = tt.t.authBody(req.Header.Get("Content-Type"), body)
+	u := red.URL(req.URL.String())
+	line := map[string]any{"kind": "auth-request", "dir": "send", "httpMethod": req.Method, "url": u, "headers": hdrs}
 	if len(body) > 0 {
 		line["body"] = string(body)
 	}
 	tt.t.record(line)
-	s := fmt.Sprintf("> [auth] %s %s\n", req.Method, termsafe.Line(u)) + tt.t.headers(">", req.Header)
+	s := fmt.Sprintf("> [auth] %s %s\n", req.Method, termsafe.Line(u)) + tt.t.headersOf(">", hdrs)
 	if len(body) > 0 {
 		s += "> " + termsafe.Line(string(body)) + "\n"
 	}
@@ -354,7 +253,7 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := tt.base.RoundTrip(req)
 	if err != nil {
-		tt.t.printf("! [auth] %s %s: %s\n", req.Method, termsafe.Line(u), termsafe.Line(RedactOAuthURL(err.Error())))
+		tt.t.printf("! [auth] %s %s: %s\n", req.Method, termsafe.Line(u), termsafe.Line(red.Text(err.Error())))
 		return nil, err
 	}
 	took := time.Since(start)
@@ -364,11 +263,11 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(data), rest), rest}
-	hdr := RedactHeader(resp.Header, tt.t.secret)
+	hdr := red.Headers(resp.Header)
 	if loc := hdr.Get("Location"); loc != "" {
-		hdr.Set("Location", RedactOAuthURL(loc))
+		hdr.Set("Location", red.URL(loc)) // a relative redirect with its code
 	}
-	shown := RedactOAuthBody(resp.Header.Get("Content-Type"), data)
+	shown := tt.t.authBody(resp.Header.Get("Content-Type"), data)
 	rline := map[string]any{"kind": "auth-response", "dir": "recv", "status": resp.StatusCode, "latencyMs": float64(took.Microseconds()) / 1000, "headers": hdr}
 	if len(shown) > 0 && rerr == nil {
 		rline["body"] = string(shown)
@@ -389,6 +288,7 @@ func Note(o *TraceOptions, msg string) {
 	if t == nil {
 		return
 	}
+	msg = t.red.Text(msg)
 	t.record(map[string]any{"kind": "note", "note": msg})
 	t.printf("! %s\n", termsafe.Line(msg))
 }

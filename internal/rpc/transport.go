@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+
+	"github.com/mcptask/mcptask/internal/redact"
 )
 
 // Transport moves JSON-RPC messages between mcptask and one server. The two implementations
@@ -49,11 +51,15 @@ type SessionHolder interface {
 }
 
 // TraceOptions controls --trace: a human-readable log of every HTTP exchange and JSON-RPC
-// frame. Header values named in Secret (and Authorization, Cookie, Set-Cookie, always) are
-// replaced by "[redacted]".
+// frame. Everything in it is redacted by internal/redact: the values of the headers named in
+// Secret (and of Authorization, cookies and API key headers, always), credential members of
+// JSON and form bodies, credential parameters of URLs, and every value Redact knows.
 type TraceOptions struct {
 	W      io.Writer
 	Secret []string
+	// Redact, when set, is the run's redactor (it knows the user's secret values and learns
+	// the ones sent); else one is made from Secret.
+	Redact *redact.Redactor
 	// Record, when set, receives the same stream as NDJSON (--record): one line per HTTP
 	// request and response, stdio frame and SSE event, with redacted headers.
 	Record io.Writer

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/redact"
 )
 
 // Tests of the transports against scripted loopback servers and real child processes.
@@ -315,11 +317,11 @@ func TestTraceRedacts(t *testing.T) {
 			t.Errorf("trace leaks %s:\n%s", secret, out)
 		}
 	}
-	if !strings.Contains(out, Redacted) || strings.ContainsAny(out, "\x1b\x07") {
+	if !strings.Contains(out, redact.Mark) || strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("trace:\n%q", out)
 	}
-	if RedactURL("https://u:pw@host/mcp") != "https://u:xxxxx@host/mcp" {
-		t.Errorf("RedactURL: %s", RedactURL("https://u:pw@host/mcp"))
+	if redact.URL("https://u:pw@host/mcp") != "https://u:xxxxx@host/mcp" {
+		t.Errorf("RedactURL: %s", redact.URL("https://u:pw@host/mcp"))
 	}
 }
 

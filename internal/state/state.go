@@ -8,7 +8,8 @@
 // the directory), every read-modify-write happens under an OS file lock so that parallel
 // mcptask processes never lose each other's updates, and a file that cannot be parsed is
 // moved aside rather than overwritten. A record never holds a secret: only the names of the
-// headers and environment variables that carried one.
+// headers and environment variables that carried one, and a server URL whose credential
+// parameters are redacted (internal/redact); every record is redacted as it is written.
 package state
 
 import (
@@ -21,6 +22,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/redact"
 )
 
 // Version is the file format this mcptask writes. A file with a higher version was written
@@ -52,9 +55,10 @@ type OAuth struct {
 }
 
 // Key is the server's identity in the ledger: the same task id on two servers is two tasks.
+// A URL counts with its credential parameters redacted, as the ledger stores it.
 func (s Server) Key() string {
 	if s.URL != "" {
-		return s.URL
+		return redact.URL(s.URL)
 	}
 	return "stdio:" + s.Dir + ":" + strings.Join(s.Command, "\x1f")
 }
@@ -62,9 +66,9 @@ func (s Server) Key() string {
 // Display is the short form shown to users.
 func (s Server) Display() string {
 	if s.URL != "" {
-		return s.URL
+		return redact.URL(s.URL)
 	}
-	return "stdio: " + strings.Join(s.Command, " ")
+	return "stdio: " + redact.Text(strings.Join(s.Command, " "))
 }
 
 // Millis is a duration in whole milliseconds, as the wire and the file carry it.
@@ -166,11 +170,31 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // reads the file, so several processes see one another's writes.
 type Store struct {
 	path string
+	red  *redact.Redactor
 }
 
 // Open returns the store at path. It does no I/O; the directory (0700) and the file (0600)
 // are created by the first write.
 func Open(path string) *Store { return &Store{path: path} }
+
+// Redacting makes s redact every record it writes with r as well as with the shared rules,
+// so that a secret value of this run a server echoed into a status message or an error is
+// not written down. It returns s.
+func (s *Store) Redacting(r *redact.Redactor) *Store {
+	s.red = r
+	return s
+}
+
+// encode is the one way a record becomes bytes of the file: redacted, then marshalled. The
+// server URL loses its credential parameters (a resume asks for them again), and the server
+// strings kept (status message, last error, tool) lose what looks like a credential.
+func (s *Store) encode(r Record) ([]byte, error) {
+	r.Server.URL = s.red.URL(r.Server.URL)
+	r.StatusMessage = s.red.Text(r.StatusMessage)
+	r.LastError = s.red.Text(r.LastError)
+	r.Tool = s.red.Text(r.Tool)
+	return encodeRecord(r)
+}
 
 // Path returns the ledger file path.
 func (s *Store) Path() string { return s.path }
@@ -214,7 +238,7 @@ func (s *Store) Update(fn func(f *File) error) error {
 		}
 		lines := make([][]byte, 0, len(f.Tasks))
 		for _, r := range f.Tasks {
-			b, err := encodeRecord(r)
+			b, err := s.encode(r)
 			if err != nil {
 				return err
 			}
@@ -259,7 +283,7 @@ func (s *Store) updateRaw(fn func(l *rawLedger) error) error {
 // Put inserts r, or replaces the record of the same task on the same server.
 func (s *Store) Put(r Record) error {
 	r.SavedAt = time.Now().UTC()
-	line, err := encodeRecord(r)
+	line, err := s.encode(r)
 	if err != nil {
 		return err
 	}
@@ -317,7 +341,7 @@ func (s *Store) Patch(key, id string, fn func(r *Record)) error {
 		}
 		fn(r)
 		r.SavedAt = time.Now().UTC()
-		line, err := encodeRecord(*r)
+		line, err := s.encode(*r)
 		if err != nil {
 			return err
 		}
@@ -368,7 +392,7 @@ func (s *Store) PatchMany(changes []Change) error {
 					break
 				}
 				c.Fn(&r)
-				line, err := encodeRecord(r)
+				line, err := s.encode(r)
 				if err != nil {
 					return err
 				}
@@ -376,7 +400,7 @@ func (s *Store) PatchMany(changes []Change) error {
 					break
 				}
 				r.SavedAt = now
-				if line, err = encodeRecord(r); err != nil {
+				if line, err = s.encode(r); err != nil {
 					return err
 				}
 				l.lines[i] = line
