@@ -89,8 +89,8 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 		}
 		e.Code = &code
 		if err != nil {
-			e.Message = err.Error()
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+			e.Message = termsafe.Cut(err.Error())
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", errorText(err))
 		}
 		results = append(results, *e)
 		codes = append(codes, code)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // The ledger ties the command layer to internal/state: which record a task id means, how to
@@ -77,9 +78,10 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 	return st.Put(newRecord(c, ref, tool, t, f.Now()))
 }
 
-// warnf prints a warning line on stderr.
+// warnf prints a warning line on stderr; like errorText, it passes termsafe and is bounded,
+// since a warning often carries a server's words.
 func (f *Factory) warnf(format string, args ...any) {
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: "+format+"\n", args...)
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.String(termsafe.Cut(fmt.Sprintf(format, args...))))
 }
 
 // findTask looks id up in the ledger and picks the record the command means: the one on the

@@ -256,7 +256,7 @@ func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.O
 		_, _ = f.IO.Out.Write(text)
 		code := exitCode(ctx, err)
 		if err != nil && code != ExitInterrupted {
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", errorText(err))
 		}
 		codes = append(codes, code)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -240,6 +241,12 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// errorText is err as a person reads it on stderr. Server text reaches errors by many paths
+// (JSON-RPC messages, version lists, task errors, stdio stderr, a value a parser quoted), so
+// the whole message passes termsafe here, whatever its parts did before, and is bounded to
+// termsafe.Limit (SECURITY.md, classes 2 and 8).
+func errorText(err error) string { return termsafe.String(termsafe.Cut(err.Error())) }
+
 // reportError prints err once: a line on stderr, and with --json also a JSON object there.
 func reportError(f *Factory, code int, err error) {
 	var ee *ExitError
@@ -247,7 +254,8 @@ func reportError(f *Factory, code int, err error) {
 		return
 	}
 	if f.Global.JSON {
-		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": err.Error()}
+		// JSON is data, kept as it is; only its size is bounded.
+		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": termsafe.Cut(err.Error())}
 		defer func() {
 			if f.Global.JSONL {
 				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
@@ -267,7 +275,7 @@ func reportError(f *Factory, code int, err error) {
 		fmt.Fprintln(f.IO.ErrOut, string(b))
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", err)
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", errorText(err))
 	var fe *FlagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(f.IO.ErrOut, "Run 'mcptask --help' for usage.")
