@@ -133,7 +133,9 @@ func TestHostileTerminalRPCError(t *testing.T) {
 	s := hostile.Start(t, "terminal-escapes-in-rpc-error", demo.Options{})
 	r := runMcptask(t, nil, "call", "echo", "--arg", "text=hi", "--server", s.URL)
 	assertNoTerminalControls(t, "call echo", r)
-	if r.Code == ExitOK || !strings.HasPrefix(r.Stderr, "mcptask: ") || !strings.Contains(r.Stderr, "server error -32603: boom") {
+	// The message says "unknown flag", as cobra's usage errors do: a server's words still
+	// make exit 1, not the usage error's 2.
+	if r.Code != ExitFailure || !strings.HasPrefix(r.Stderr, "mcptask: ") || !strings.Contains(r.Stderr, "server error -32603: boom") {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
 

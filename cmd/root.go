@@ -222,14 +222,23 @@ func exitCode(ctx context.Context, err error) int {
 	if errors.Is(err, rpc.ErrAuth) {
 		return ExitAuth
 	}
-	// cobra's own argument errors ("accepts 1 arg(s)", "unknown command") are usage errors.
-	if isCobraUsage(err) {
+	// cobra's own argument errors ("accepts 1 arg(s)", "unknown command") are usage errors;
+	// an error that came from a server is never one, whatever its message says.
+	if isCobraUsage(err) && !serverSaid(err) {
 		return ExitUsage
 	}
 	return ExitFailure
 }
 
 var errTimeout = errors.New("timeout reached")
+
+// serverSaid reports whether err carries something a server answered (or failed to), so that
+// its words cannot pick a usage exit code.
+func serverSaid(err error) bool {
+	var rerr *rpc.Error
+	var herr *rpc.HTTPError
+	return errors.As(err, &rerr) || errors.As(err, &herr) || errors.Is(err, rpc.ErrMalformed) || errors.Is(err, rpc.ErrTransport)
+}
 
 func isCobraUsage(err error) bool {
 	msg := err.Error()

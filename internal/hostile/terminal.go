@@ -72,7 +72,7 @@ func init() {
 			})
 		}})
 	Register(Mode{Name: "terminal-escapes-in-rpc-error", Class: 2,
-		Doc: "answers every tools/call with a JSON-RPC error whose message and data carry TerminalPayload",
+		Doc: "answers every tools/call with a JSON-RPC error whose message and data carry TerminalPayload; the message also says \"unknown flag\", which must not make it a usage error",
 		Wrap: func(_ *Server, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				method, id := termRequestMethod(r)
@@ -81,7 +81,7 @@ func init() {
 					return
 				}
 				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-					"code": -32603, "message": "boom " + TerminalPayload, "data": map[string]any{"detail": TerminalPayload}}})
+					"code": -32603, "message": "boom: unknown flag --x " + TerminalPayload, "data": map[string]any{"detail": TerminalPayload}}})
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write(b)
 			})

@@ -35,7 +35,7 @@ func CheckTaskID(id string) error {
 		return fmt.Errorf("%w: the task id is empty", ErrBadTaskID)
 	}
 	if len(id) > MaxTaskIDLen {
-		return fmt.Errorf("%w: the task id %s is %d bytes long, more than the %d mcptask accepts",
+		return fmt.Errorf("%w: the task id %s is %d bytes long; mcptask takes ids of at most %d bytes",
 			ErrBadTaskID, quoteID(id), len(id), MaxTaskIDLen)
 	}
 	for i := 0; i < len(id); i++ {
@@ -51,7 +51,7 @@ func CheckTaskID(id string) error {
 		default:
 			continue
 		}
-		return fmt.Errorf("%w: the task id %s has %s at byte %d; mcptask accepts only ids of visible ASCII characters",
+		return fmt.Errorf("%w: the task id %s has %s at byte %d; mcptask takes only ids of visible ASCII characters",
 			ErrBadTaskID, quoteID(id), what, i)
 	}
 	return nil
