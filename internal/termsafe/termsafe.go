@@ -127,15 +127,19 @@ func isCleanUnicode(s string) bool {
 const Limit = 4 << 10
 
 // Cut returns s unchanged when it is at most Limit bytes long, and otherwise its first bytes
-// (ending on a whole rune) followed by a visible "…[cut N bytes]" saying how much is gone.
+// (ending on a whole rune) followed by a visible "…[cut N bytes]" saying how much is gone,
+// Limit bytes in all. So Cut of a cut string changes nothing: a record read back from the
+// ledger and written again keeps its mark.
 func Cut(s string) string { return CutN(s, Limit) }
 
-// CutN is Cut with a limit of n bytes for s's kept part.
+// CutN is Cut with a limit of n bytes. For n below the length of the mark (about 30 bytes),
+// the mark alone is returned.
 func CutN(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	keep := n
+	// The mark's number is at most len(s), so reserving its digits is enough.
+	keep := max(n-len("…[cut  bytes]")-len(strconv.Itoa(len(s))), 0)
 	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}

@@ -94,6 +94,11 @@ func FuzzString(f *testing.F) {
 		if String(out) != out {
 			t.Fatalf("String is not idempotent on %q: %q then %q", s, out, String(out))
 		}
+		// Cut: within its bound, whole runes only, and a cut string stays as it is.
+		c := CutN(s, 40)
+		if len(c) > max(40, len(s)) || CutN(c, 40) != c || utf8.ValidString(s) && !utf8.ValidString(c) {
+			t.Fatalf("CutN(%q, 40) = %q", s, c)
+		}
 	})
 }
 
@@ -103,12 +108,17 @@ func TestCut(t *testing.T) {
 	}
 	long := strings.Repeat("x", Limit+12345)
 	got := Cut(long)
-	if want := strings.Repeat("x", Limit) + "…[cut 12345 bytes]"; got != want {
-		t.Errorf("Cut(long) = …%q", got[len(got)-30:])
+	mark := "…[cut 12365 bytes]" // 12345 + the 20 bytes of the mark
+	if want := strings.Repeat("x", Limit-len(mark)) + mark; got != want {
+		t.Errorf("Cut(long) = …%q (%d bytes)", got[len(got)-30:], len(got))
 	}
-	// A cut never splits a rune: é is two bytes, and the third byte starts the next one.
-	if got, want := CutN("aéé", 2), "a…[cut 4 bytes]"; got != want {
-		t.Errorf("CutN = %q, want %q", got, want)
+	if Cut(got) != got {
+		t.Errorf("Cut of a cut string changed it: …%q", Cut(got)[len(got)-30:])
+	}
+	// A cut never splits a rune, and the whole stays within n bytes.
+	s := "a" + strings.Repeat("é", 40)
+	if got := CutN(s, 30); len(got) > 30 || !utf8.ValidString(got) || !strings.HasPrefix(got, "aé") || !strings.HasSuffix(got, "bytes]") {
+		t.Errorf("CutN = %q (%d bytes)", got, len(got))
 	}
 	if !utf8.ValidString(CutN(strings.Repeat("世", 2000), 100)) {
 		t.Error("CutN split a rune")
