@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,32 @@ func TestCompletionSkipsUnusableTaskIDs(t *testing.T) {
 	}
 	if r := hostile.TerminalForbidden(c.Stdout); r >= 0 {
 		t.Errorf("a completion holds %U: %q", r, c.Stdout)
+	}
+}
+
+// TestHookEnvironmentGetsNoUnusableTaskID: a ledger record from elsewhere whose id holds
+// control characters ends (the server does not know it) and --on-complete runs: the hook's
+// environment gets no MCPTASK_TASK_ID rather than the raw id, its other values are cleaned,
+// and stderr says why.
+func TestHookEnvironmentGetsNoUnusableTaskID(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	bad := "bad\x1b]0;pwned\x07 id"
+	st := state.Open(testLedger(t))
+	if err := st.Put(state.Record{TaskID: bad, Server: state.Server{URL: url}, Era: "2026-07-28", Protocol: "2026-07-28",
+		Tool: "sleep\x1b[2J", Status: "working", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(t.TempDir(), "hook.env")
+	r := runMcptask(t, nil, "resume", "--on-complete", `sh -c "env | grep ^MCPTASK_ > `+envFile+`"`)
+	assertNoTerminalControls(t, "resume", r)
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatalf("the hook did not run (exit %d): %v\n%s", r.Code, err, r.Stderr)
+	}
+	if strings.Contains(string(env), "MCPTASK_TASK_ID") || strings.Contains(string(env), "\x1b") || !strings.Contains(string(env), "MCPTASK_TOOL=sleep") {
+		t.Errorf("hook environment:\n%q", env)
+	}
+	if !strings.Contains(r.Stderr, "MCPTASK_TASK_ID is not set") {
+		t.Errorf("stderr does not say why: %s", r.Stderr)
 	}
 }
