@@ -92,11 +92,15 @@ func unsafeRune(r rune) bool {
 func isClean(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
-			return false
+		if c-0x20 < 0x7f-0x20 { // printable ASCII, in one comparison (c < 0x20 wraps around)
+			continue
 		}
-		if c >= 0x80 {
+		switch {
+		case c == '\n' || c == '\t':
+		case c >= utf8.RuneSelf:
 			return isCleanUnicode(s[i:])
+		default:
+			return false
 		}
 	}
 	return true
