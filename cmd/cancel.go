@@ -89,8 +89,8 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 		}
 		e.Code = &code
 		if err != nil {
-			e.Message = f.redactor().Text(err.Error())
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
+			e.Message = termsafe.Cut(f.redactor().Text(err.Error()))
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.errorText(err))
 		}
 		results = append(results, *e)
 		codes = append(codes, code)

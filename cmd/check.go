@@ -212,7 +212,7 @@ func writeCheckTable(w io.Writer, rep *check.Report) {
 				seen += "; input answered with " + strings.Join(t.Answers, ", ")
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(t.Name), t.Era, termsafe.Line(with), termsafe.Line(seen))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), t.Era, termsafe.Line(termsafe.Cut(with)), termsafe.Line(termsafe.Cut(seen)))
 	}
 	tw.Flush()
 }

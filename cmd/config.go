@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -542,9 +543,14 @@ func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]strin
 		}
 		var out []string
 		for _, r := range file.Tasks {
-			if strings.HasPrefix(r.TaskID, prefix) {
-				out = append(out, r.TaskID+"\t"+r.Tool+" on "+r.Server.Display()+" ("+r.Status+")")
+			// The shell inserts what it is offered into the command line: an id that is not
+			// plain visible ASCII (a ledger from elsewhere, an older mcptask) is not offered,
+			// and the description is cleaned and cut.
+			if rpc.CheckTaskID(r.TaskID) != nil || !strings.HasPrefix(r.TaskID, prefix) {
+				continue
 			}
+			desc := termsafe.Line(termsafe.CutN(r.Tool+" on "+r.Server.Display()+" ("+r.Status+")", 200))
+			out = append(out, r.TaskID+"\t"+desc)
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // The ledger ties the command layer to internal/state: which record a task id means, how to
@@ -81,9 +82,10 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 	return st.Put(r)
 }
 
-// warnf prints a warning line on stderr.
+// warnf prints a warning line on stderr; like errorText, it passes termsafe and is bounded,
+// since a warning often carries a server's words.
 func (f *Factory) warnf(format string, args ...any) {
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", f.redactor().Text(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.String(termsafe.Cut(f.redactor().Text(fmt.Sprintf(format, args...)))))
 }
 
 // findTask looks id up in the ledger and picks the record the command means: the one on the

@@ -160,7 +160,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\tSTATUS\tAGE\tMESSAGE")
 		for _, r := range recs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
-				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(r.Tool), r.Era, viaCell(r),
+				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
 				displayStatus(r, now), age(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
 		}
 	}

@@ -259,7 +259,7 @@ func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.O
 		_, _ = f.IO.Out.Write(text)
 		code := exitCode(ctx, err)
 		if err != nil && code != ExitInterrupted {
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.errorText(err))
 		}
 		codes = append(codes, code)
 	}

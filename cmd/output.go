@@ -120,10 +120,10 @@ func describeTask(w io.Writer, t *rpc.Task, era rpc.Era, server string, now time
 		fmt.Fprintf(w, "Poll every: %s\n", t.PollInterval)
 	}
 	if t.Error != nil {
-		fmt.Fprintf(w, "Error:      %d %s\n", t.Error.Code, termsafe.Line(t.Error.Message))
+		fmt.Fprintf(w, "Error:      %d %s\n", t.Error.Code, termsafe.Line(termsafe.Cut(t.Error.Message)))
 	}
 	for _, k := range sortedKeys(t.InputRequests) {
-		fmt.Fprintf(w, "Needs input: %s %s\n", termsafe.Line(k), termsafe.Line(inputSummary(t.InputRequests[k])))
+		fmt.Fprintf(w, "Needs input: %s %s\n", termsafe.Line(termsafe.Cut(k)), termsafe.Line(termsafe.Cut(inputSummary(t.InputRequests[k]))))
 	}
 	fmt.Fprintf(w, "Server:     %s (MCP %s)\n", termsafe.Line(server), era)
 }

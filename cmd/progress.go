@@ -142,7 +142,7 @@ func (p *progressPrinter) Note(id, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wf.groupFor(id)
-	p.println(fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(id), termsafe.Line(msg)))
+	p.println(fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(id), termsafe.Line(termsafe.Cut(msg))))
 }
 
 // heartbeat prints a line if nothing was printed for heartbeatEvery.

@@ -21,6 +21,7 @@ import (
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -240,14 +241,23 @@ func exitCode(ctx context.Context, err error) int {
 	if errors.Is(err, rpc.ErrAuth) {
 		return ExitAuth
 	}
-	// cobra's own argument errors ("accepts 1 arg(s)", "unknown command") are usage errors.
-	if isCobraUsage(err) {
+	// cobra's own argument errors ("accepts 1 arg(s)", "unknown command") are usage errors;
+	// an error that came from a server is never one, whatever its message says.
+	if isCobraUsage(err) && !serverSaid(err) {
 		return ExitUsage
 	}
 	return ExitFailure
 }
 
 var errTimeout = errors.New("timeout reached")
+
+// serverSaid reports whether err carries something a server answered (or failed to), so that
+// its words cannot pick a usage exit code.
+func serverSaid(err error) bool {
+	var rerr *rpc.Error
+	var herr *rpc.HTTPError
+	return errors.As(err, &rerr) || errors.As(err, &herr) || errors.Is(err, rpc.ErrMalformed) || errors.Is(err, rpc.ErrTransport)
+}
 
 func isCobraUsage(err error) bool {
 	msg := err.Error()
@@ -259,6 +269,14 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// errorText is err as a person reads it on stderr. Server text reaches errors by many paths
+// (JSON-RPC messages, version lists, task errors, stdio stderr, a value a parser quoted), so
+// the whole message passes termsafe here, whatever its parts did before, and is bounded to
+// termsafe.Limit (SECURITY.md, classes 2 and 8).
+func (f *Factory) errorText(err error) string {
+	return termsafe.String(termsafe.Cut(f.redactor().Text(err.Error())))
+}
+
 // reportError prints err once: a line on stderr, and with --json also a JSON object there.
 func reportError(f *Factory, code int, err error) {
 	var ee *ExitError
@@ -266,7 +284,8 @@ func reportError(f *Factory, code int, err error) {
 		return
 	}
 	if f.Global.JSON {
-		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": f.redactor().Text(err.Error())}
+		// JSON is data, kept as it is; only its size is bounded, and credentials are hidden.
+		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": termsafe.Cut(f.redactor().Text(err.Error()))}
 		defer func() {
 			if f.Global.JSONL {
 				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
@@ -289,7 +308,7 @@ func reportError(f *Factory, code int, err error) {
 		fmt.Fprintln(f.IO.ErrOut, string(b))
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.redactor().Text(err.Error()))
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.errorText(err))
 	var fe *FlagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(f.IO.ErrOut, "Run 'mcptask --help' for usage.")

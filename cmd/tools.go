@@ -59,7 +59,7 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return writeJSON(f.IO.Out, envelope{Type: "tools", Era: c.Era(), Server: ref.String(), Tools: b, Warnings: warnings})
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.Line(w))
+		fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.Line(termsafe.Cut(w)))
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	legacy := c.Era() == rpc.EraLegacy
@@ -69,11 +69,11 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		fmt.Fprintln(tw, "NAME\tDESCRIPTION")
 	}
 	for _, t := range tools {
-		desc := termsafe.Line(firstLine(t.Description))
+		desc := termsafe.Line(termsafe.Cut(firstLine(t.Description)))
 		if legacy {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), t.TaskSupport(), desc)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), t.TaskSupport(), desc)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\n", termsafe.Line(t.Name), desc)
+			fmt.Fprintf(tw, "%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), desc)
 		}
 	}
 	if err := tw.Flush(); err != nil {

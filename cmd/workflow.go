@@ -17,6 +17,7 @@ import (
 	"github.com/mcptask/mcptask/internal/ci"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/proc"
+	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -148,7 +149,7 @@ func (f *Factory) finishWorkflow() {
 	w.log.EndGroup()
 	if path := f.Getenv("GITHUB_STEP_SUMMARY"); w.sys == ci.GitHub && engaged && path != "" && len(rows) > 0 {
 		if err := ci.AppendSummary(path, w.command, rows); err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %v\n", err)
+			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", f.errorText(err))
 		}
 	}
 	w.flush()
@@ -341,13 +342,20 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 	var out lockedWriter
 	out.w = f.IO.ErrOut
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// The environment is read by scripts that print it or pass it on: the tool and server are
+	// cleaned and cut, and an id that is not plain visible ASCII (rpc.CheckTaskID) is left out
+	// rather than passed on raw; the envelope on stdin keeps the exact values as JSON.
 	cmd.Env = append(os.Environ(),
-		"MCPTASK_TASK_ID="+o.TaskID,
 		"MCPTASK_STATUS="+name,
 		"MCPTASK_EXIT_CODE="+strconv.Itoa(code),
-		"MCPTASK_TOOL="+o.Tool,
-		"MCPTASK_SERVER="+o.Server,
+		"MCPTASK_TOOL="+termsafe.Line(termsafe.Cut(o.Tool)),
+		"MCPTASK_SERVER="+termsafe.Line(termsafe.Cut(o.Server)),
 	)
+	if err := rpc.CheckTaskID(o.TaskID); err != nil {
+		report("MCPTASK_TASK_ID is not set: %s", f.errorText(err))
+	} else {
+		cmd.Env = append(cmd.Env, "MCPTASK_TASK_ID="+o.TaskID)
+	}
 	// The whole process group goes when the time is up: a hook that started children must
 	// not outlive it.
 	proc.Group(cmd)

@@ -171,7 +171,8 @@ func (c *Client) chooseEra(ctx context.Context, res json.RawMessage) error {
 		}
 		return nil
 	}
-	versions := strings.Join(d.SupportedVersions, ", ")
+	// The list is the server's text and ends up in errors and notes: made safe and bounded.
+	versions := termsafe.Line(termsafe.Cut(strings.Join(d.SupportedVersions, ", ")))
 	if !contains(d.SupportedVersions, VersionModern) {
 		if c.opts.Protocol == "auto" && contains(d.SupportedVersions, VersionLegacy) {
 			c.note("era: server/discover lists %s only; opening 2025-11-25 with initialize", versions)

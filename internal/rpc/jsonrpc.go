@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // Message is one JSON-RPC 2.0 message: a request, a notification or a response. Which one it
@@ -161,11 +163,14 @@ type Error struct {
 	HTTPStatus int `json:"-"`
 }
 
+// Error shows the server's message made safe for a terminal and cut to termsafe.Limit: every
+// error mcptask prints may carry one. Message itself keeps what the server sent.
 func (e *Error) Error() string {
+	msg := termsafe.Line(termsafe.Cut(e.Message))
 	if e.HTTPStatus != 0 && e.HTTPStatus/100 != 2 {
-		return fmt.Sprintf("server error %d (HTTP %d): %s", e.Code, e.HTTPStatus, e.Message)
+		return fmt.Sprintf("server error %d (HTTP %d): %s", e.Code, e.HTTPStatus, msg)
 	}
-	return fmt.Sprintf("server error %d: %s", e.Code, e.Message)
+	return fmt.Sprintf("server error %d: %s", e.Code, msg)
 }
 
 // Is makes errors.Is compare JSON-RPC codes, so errors.Is(err, &rpc.Error{Code: CodeInvalidParams})

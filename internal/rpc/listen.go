@@ -88,7 +88,12 @@ func (c *Client) dispatchSubscription(msg *Message) bool {
 			sub.OnAck(a.Notifications.TaskIDs)
 		}
 	case "notifications/tasks":
-		if t, err := DecodeTask(msg.Params); err == nil && sub.OnTask != nil {
+		t, err := DecodeTask(msg.Params)
+		if err != nil {
+			// A notification about a task mcptask cannot use (a malformed one, an unusable
+			// id) is dropped; the task's next poll says what is wrong with it.
+			c.note("notifications/tasks ignored: %s", err)
+		} else if sub.OnTask != nil {
 			sub.OnTask(t)
 		}
 	}

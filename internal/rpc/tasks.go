@@ -9,8 +9,59 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
+
+// MaxTaskIDLen is the longest task id mcptask accepts, in bytes. The spec sets no limit, but
+// an id travels in every tasks/* request, in the Mcp-Name header of 2026-07-28, in the ledger
+// and on the screen; 1 KiB leaves room for ids that carry a signed state and stops one that
+// would fill them.
+const MaxTaskIDLen = 1 << 10
+
+// ErrBadTaskID means a server handed back a task id mcptask will not use (CheckTaskID).
+var ErrBadTaskID = errors.New("unusable task id")
+
+// CheckTaskID accepts the task ids mcptask works with: 1 to MaxTaskIDLen bytes of visible
+// ASCII (0x21-0x7E), no spaces. The spec lets an id be any string and 2026-07-28 would carry
+// another one base64-encoded in Mcp-Name, but an id is also a shell argument, a completion
+// candidate, an environment value for --on-complete and a word on the screen: one that is not
+// plain visible ASCII could hide or fake text in all of them, and no honest server needs it
+// (SECURITY.md, class 8). The error names what is wrong and shows the id escaped and cut.
+func CheckTaskID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: the task id is empty", ErrBadTaskID)
+	}
+	if len(id) > MaxTaskIDLen {
+		return fmt.Errorf("%w: the task id %s is %d bytes long; mcptask takes ids of at most %d bytes",
+			ErrBadTaskID, quoteID(id), len(id), MaxTaskIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		var what string
+		switch {
+		case c == ' ':
+			what = "a space"
+		case c < 0x20 || c == 0x7f:
+			what = "a control character"
+		case c >= 0x80:
+			what = "a non-ASCII character"
+		default:
+			continue
+		}
+		return fmt.Errorf("%w: the task id %s has %s at byte %d; mcptask takes only ids of visible ASCII characters",
+			ErrBadTaskID, quoteID(id), what, i)
+	}
+	return nil
+}
+
+// quoteID shows a rejected id safely: Go-quoted (every control, format or non-ASCII
+// character escaped) and cut to 64 bytes.
+func quoteID(id string) string {
+	return strconv.QuoteToASCII(termsafe.CutN(id, 64))
+}
 
 // wireTask accepts both eras' field names.
 type wireTask struct {
@@ -60,6 +111,9 @@ func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 	if w.TaskID == "" {
 		return nil, fmt.Errorf("%w: task has no taskId: %s", ErrMalformed, snippet(raw))
 	}
+	if err := CheckTaskID(w.TaskID); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
 	if !TaskStatus(w.Status).Valid() {
 		st := w.Status
 		if st == "" {
@@ -74,7 +128,7 @@ func (w *wireTask) task(raw json.RawMessage) (*Task, error) {
 	}{Task: Task{
 		TaskID:        w.TaskID,
 		Status:        TaskStatus(w.Status),
-		StatusMessage: w.StatusMessage,
+		StatusMessage: termsafe.Cut(w.StatusMessage),
 		InputRequests: w.InputRequests,
 		Result:        w.Result,
 		Error:         w.Error,

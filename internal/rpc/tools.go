@@ -258,14 +258,14 @@ func DecodeCallResult(res json.RawMessage, era Era) (*CallResult, error) {
 		// EXT §Task Creation: CreateTaskResult is flat, Result & Task.
 		t, err := DecodeTask(res)
 		if err != nil {
-			return nil, fmt.Errorf("CreateTaskResult: %w", err)
+			return nil, createErr(err)
 		}
 		return &CallResult{Kind: KindTask, Task: t, Raw: res}, nil
 	case "legacy-task":
 		// C25-TASKS §Creating Tasks: the task is nested under "task".
 		t, err := DecodeTask(probe.Task)
 		if err != nil {
-			return nil, fmt.Errorf("CreateTaskResult: %w", err)
+			return nil, createErr(err)
 		}
 		t.Raw = res
 		return &CallResult{Kind: KindTask, Task: t, Raw: res}, nil
@@ -277,6 +277,15 @@ func DecodeCallResult(res json.RawMessage, era Era) (*CallResult, error) {
 	}
 	// C26-BASIC §ResultType: a value the client does not recognise MUST be treated as invalid.
 	return nil, fmt.Errorf("%w: unknown resultType %q in tools/call result", ErrMalformed, kind)
+}
+
+// createErr explains a CreateTaskResult that could not be used. When only the id is at fault
+// the task exists on the server, so the error says what becomes of it.
+func createErr(err error) error {
+	if errors.Is(err, ErrBadTaskID) {
+		return fmt.Errorf("CreateTaskResult: %w; the server did create the task, but mcptask cannot address it, so it was not recorded in the ledger and is not followed: it runs on the server until it ends or its ttl runs out (ask the server's maintainers for ids of visible ASCII)", err)
+	}
+	return fmt.Errorf("CreateTaskResult: %w", err)
 }
 
 // DecodeToolResult decodes a CallToolResult.

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // The file layout is JSON with one task per line:
@@ -191,8 +193,17 @@ func (l *rawLedger) decodeAll() ([]Record, error) {
 	return out, nil
 }
 
-// encodeRecord renders one record as one line.
+// encodeRecord renders one record as one line. The free texts a server or a host chose (the
+// status message, the last error, the tool name, who created the task) are cut to
+// termsafe.Limit first, so one hostile task cannot grow the ledger, which every mcptask
+// process reads whole, without bound (SECURITY.md, class 8). The task id is bounded where it
+// enters (rpc.CheckTaskID).
 func encodeRecord(r Record) ([]byte, error) {
+	r.StatusMessage = termsafe.Cut(r.StatusMessage)
+	r.LastError = termsafe.Cut(r.LastError)
+	r.Tool = termsafe.Cut(r.Tool)
+	r.Via = termsafe.Cut(r.Via)
+	r.Protocol = termsafe.Cut(r.Protocol)
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encode task record: %w", err)

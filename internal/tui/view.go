@@ -99,7 +99,9 @@ func kindLabel(in InputRequest) string {
 }
 
 // safe strips terminal escapes from a server-supplied string for one line.
-func safe(s string) string { return termsafe.Line(s) }
+// safe makes a server string fit for the view: bounded (termsafe.Cut) before it is cleaned, so
+// a huge one costs no more per frame than a long one, then cleaned (termsafe.Line).
+func safe(s string) string { return termsafe.Line(termsafe.Cut(s)) }
 
 // clip shortens s to w display cells with an ellipsis.
 func clip(s string, w int) string {

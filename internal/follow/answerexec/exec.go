@@ -21,6 +21,8 @@ import (
 
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/proc"
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // DefaultTimeout bounds one run of the program: long enough for a script that asks another
@@ -163,7 +165,17 @@ func (x *Exec) run(ctx context.Context, req follow.Request) ([]byte, []byte, err
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)], "MCPTASK_TASK_ID="+req.TaskID, "MCPTASK_INPUT_KEY="+req.Key)
+	// The task id and the key are the server's words: the environment gets them only when
+	// they are plain (an id rpc.CheckTaskID takes, a key termsafe leaves as it is and within
+	// its bound), so that no control character reaches a script raw (SECURITY.md, class 8);
+	// the question on stdin carries both exactly, as JSON.
+	cmd.Env = env[:len(env):len(env)]
+	if req.TaskID == "" || rpc.CheckTaskID(req.TaskID) == nil {
+		cmd.Env = append(cmd.Env, "MCPTASK_TASK_ID="+req.TaskID)
+	}
+	if req.Key == termsafe.Line(termsafe.Cut(req.Key)) {
+		cmd.Env = append(cmd.Env, "MCPTASK_INPUT_KEY="+req.Key)
+	}
 	cmd.Stdin = bytes.NewReader(append(doc, '\n'))
 	stdout := &capped{max: maxOutput}
 	cmd.Stdout = stdout

@@ -45,6 +45,32 @@ func confirmQuestion() follow.Request {
 	return follow.Request{TaskID: "task-1", Tool: "deploy", Server: "http://srv/mcp", Key: "confirm-e6f21b98", Method: "elicitation/create", Params: params}
 }
 
+// TestExecEnvironmentGetsNoRawServerWords: a question whose related task id and key hold
+// escape sequences and bidi controls (the server chose both) reaches the program exactly on
+// stdin, but its environment gets neither raw: they are left out.
+func TestExecEnvironmentGetsNoRawServerWords(t *testing.T) {
+	dir := t.TempDir()
+	x := script(t, `cat > "$DIR/stdin.json"
+env | grep ^MCPTASK_ > "$DIR/env.txt"
+echo '{"confirm": true}'
+`, nil)
+	x.Env = append(os.Environ(), "DIR="+dir)
+	req := confirmQuestion()
+	req.TaskID, req.Key = "task\x1b]0;pwned\x07", "confirm\u202e\x1b[2J"
+	if _, ok, err := x.Answer(t.Context(), req); err != nil || !ok {
+		t.Fatalf("Answer: %v %v", ok, err)
+	}
+	env, _ := os.ReadFile(filepath.Join(dir, "env.txt"))
+	if strings.Contains(string(env), "MCPTASK_TASK_ID") || strings.Contains(string(env), "MCPTASK_INPUT_KEY") || bytes.ContainsAny(env, "\x1b\u202e") {
+		t.Errorf("environment: %q", env)
+	}
+	var in struct{ Key, TaskID string }
+	data, _ := os.ReadFile(filepath.Join(dir, "stdin.json"))
+	if err := json.Unmarshal(data, &in); err != nil || in.Key != req.Key || in.TaskID != req.TaskID {
+		t.Errorf("stdin %q: %v", data, err)
+	}
+}
+
 // TestExecStdinAndEnvironment: the program reads the question as one JSON document (key,
 // method, params, taskId, tool, server) on stdin, finds the task and the key in its
 // environment, and what it prints is the answer, checked and completed as an --answer is.
