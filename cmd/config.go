@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcptask/mcptask/internal/auth"
-	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

@@ -161,13 +161,19 @@ func start(t testing.TB, mode string, opts demo.Options, tls bool) *Server {
 		s.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
+	// Base and URL are known before the first request can come in: modes read them while
+	// serving (a metadata document names the server's own origin).
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	s.Base = scheme + hs.Listener.Addr().String()
+	s.URL = s.Base + "/mcp"
 	if tls {
 		hs.StartTLS()
 	} else {
 		hs.Start()
 	}
-	s.Base = hs.URL
-	s.URL = hs.URL + "/mcp"
 	t.Cleanup(func() {
 		hs.Close()
 		_ = d.Close()
