@@ -4,10 +4,11 @@
 //
 // It exists because MCP 2026-07-28 has no tasks/list (PROTOCOL.md §2.7, client rule 26): a
 // client that loses a task id has orphaned the work for good. So the ledger is written before
-// anything is printed about a task, every write is atomic (temp file, fsync, rename, fsync of
-// the directory), every read-modify-write happens under an OS file lock so that parallel
-// mcptask processes never lose each other's updates, and a file that cannot be parsed is
-// moved aside rather than overwritten. A record never holds a secret: only the names of the
+// anything is printed about a task, every change is atomic (temp file, fsync, rename, fsync
+// of the directory) and every new task is one line written in place and fsynced (append.go),
+// every write happens under an OS file lock so that parallel mcptask processes never lose
+// each other's updates, and a file that cannot be parsed is moved aside rather than
+// overwritten. A record never holds a secret: only the names of the
 // headers and environment variables that carried one.
 package state
 
