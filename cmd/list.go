@@ -133,7 +133,13 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		if recs == nil {
 			recs = []state.Record{}
 		}
-		return writeJSON(f.IO.Out, envelope{Type: "list", Records: recs, Remote: remoteRaw, Server: remoteRef.String()})
+		env := envelope{Type: "list", Records: recs, Remote: remoteRaw}
+		if opts.Remote {
+			// "server" is the server whose tasks/list is shown; the ledger alone spans every
+			// server, so it names none (each record carries its own).
+			env.Server = remoteRef.String()
+		}
+		return writeJSON(f.IO.Out, env)
 	}
 	if len(recs) == 0 && !opts.Remote {
 		what := "no unfinished tasks"

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -87,11 +86,21 @@ func Main() int {
 func Run(ctx context.Context, f *Factory, args []string) int {
 	f.started = time.Now()
 	root := NewCmdRoot(f)
+	reached := typeArgErrors(root)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
+	if err != nil && !reached() {
+		// cobra failed before any command's arguments were checked: it could not find the
+		// command ("unknown command") or parse its flags (already a FlagError). Nothing ran,
+		// nothing was sent: a usage error.
+		var fe *FlagError
+		if !errors.As(err, &fe) {
+			err = &FlagError{Err: err}
+		}
+	}
 	f.closeRecorder()
 	f.finishWorkflow()
 	code := exitCode(ctx, err)
@@ -241,32 +250,36 @@ func exitCode(ctx context.Context, err error) int {
 	if errors.Is(err, rpc.ErrAuth) {
 		return ExitAuth
 	}
-	// cobra's own argument errors ("accepts 1 arg(s)", "unknown command") are usage errors;
-	// an error that came from a server is never one, whatever its message says.
-	if isCobraUsage(err) && !serverSaid(err) {
-		return ExitUsage
-	}
 	return ExitFailure
 }
 
-var errTimeout = errors.New("timeout reached")
-
-// serverSaid reports whether err carries something a server answered (or failed to), so that
-// its words cannot pick a usage exit code.
-func serverSaid(err error) bool {
-	var rerr *rpc.Error
-	var herr *rpc.HTTPError
-	return errors.As(err, &rerr) || errors.As(err, &herr) || errors.Is(err, rpc.ErrMalformed) || errors.Is(err, rpc.ErrTransport)
-}
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
+// typeArgErrors makes cobra's argument errors ("accepts 1 arg(s)", "unknown command" for a
+// command that takes none) FlagErrors, by wrapping every command's Args, so that no error's
+// text decides an exit code: a server's message that happens to say "invalid argument" is the
+// server's failure (exit 1), never a usage error. Flag errors already arrive typed through
+// SetFlagErrorFunc. The root keeps cobra's own check, which finds unknown commands before
+// any Args runs; reached reports whether one did, so that Run can type what comes before.
+func typeArgErrors(root *cobra.Command) (reached func() bool) {
+	ran := false
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			check := sub.Args
+			if check == nil {
+				check = cobra.ArbitraryArgs // what cobra does for a command below the root
+			}
+			sub.Args = func(c *cobra.Command, args []string) error {
+				ran = true
+				if err := check(c, args); err != nil {
+					return &FlagError{Err: err}
+				}
+				return nil
+			}
+			walk(sub)
 		}
 	}
-	return false
+	walk(root)
+	return func() bool { return ran }
 }
 
 // errorText is err as a person reads it on stderr. Server text reaches errors by many paths
@@ -276,6 +289,8 @@ func isCobraUsage(err error) bool {
 func (f *Factory) errorText(err error) string {
 	return termsafe.String(termsafe.Cut(f.redactor().Text(err.Error())))
 }
+
+var errTimeout = errors.New("timeout reached")
 
 // reportError prints err once: a line on stderr, and with --json also a JSON object there.
 func reportError(f *Factory, code int, err error) {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -43,10 +44,14 @@ ask for answers the one question that asks for exactly the fields it names
 --on-input exec:CMD, CMD answers each question: the question as JSON on its stdin, the
 answer on its stdout, checked the same way.
 
+A task that has already ended asks nothing: nothing is sent, and update exits with the
+task's own outcome, as 'mcptask result' would.
+
 EXIT STATUS
-  0 answered; 2 bad or unneeded answer (nothing sent); 5 the task is not waiting for
-  input, or the --on-input exec program gave no answer that fits (nothing sent);
-  6 unknown task; 1 other errors.`,
+  0 answered, or the task had already completed (nothing sent); 2 bad or unneeded
+  answer (nothing sent); 3 or 4 the task had already failed or been cancelled (nothing
+  sent); 5 the task is running but not waiting for input, or the --on-input exec
+  program gave no answer that fits (nothing sent); 6 unknown task; 1 other errors.`,
 		Example: `  mcptask update "$id" --answer name='{"name":"Ada"}'
   mcptask update "$id" --answers answers.json`,
 		Args:              cobra.ExactArgs(1),
@@ -119,6 +124,9 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return taskErr(opts.TaskID, err)
 	}
+	if t.Status.Terminal() {
+		return f.updateEnded(t, c.Era(), ref)
+	}
 	if t.Status != rpc.StatusInputRequired {
 		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s is %s, not waiting for input; nothing was sent", opts.TaskID, t.Status)}
 	}
@@ -165,6 +173,27 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	led.Answered(key, opts.TaskID, []string{"elicitation"})
 	fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
 	return f.updateJSON(opts.TaskID, c.Era(), ref, []string{"elicitation"})
+}
+
+// updateEnded is update on a task that has already ended: there is nothing left to answer,
+// so nothing is sent, and the exit code is the task's own outcome, as 'mcptask result' gives
+// it (0 completed, 3 failed, 4 cancelled). A script that answers a question and then waits
+// learns at once how the task ended; 5 would tell it, wrongly, that the task still waits.
+func (f *Factory) updateEnded(t *rpc.Task, era rpc.Era, ref ServerRef) error {
+	msg := fmt.Sprintf("task %s already ended %s and asks nothing any more; nothing was sent (its outcome: mcptask result %s)", t.TaskID, t.Status, t.TaskID)
+	if f.Global.JSON {
+		if err := writeJSON(f.IO.Out, map[string]any{"type": "update", "taskId": t.TaskID, "era": era, "server": ref.String(), "status": t.Status, "answered": []string{}}); err != nil {
+			return err
+		}
+	}
+	switch t.Status {
+	case rpc.StatusFailed:
+		return &ExitError{Code: ExitTaskFailed, Err: errors.New(msg)}
+	case rpc.StatusCancelled:
+		return &ExitError{Code: ExitCancelled, Err: errors.New(msg)}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "%s\n", msg)
+	return nil
 }
 
 // updateJSON prints the --json document of update: which keys were answered.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -23,10 +24,30 @@ import (
 // case: a status update while thousands of tasks wait) find its line by the taskId prefix and
 // copy every other line untouched, without decoding the whole ledger. A file in any other
 // JSON layout (edited by hand, say) is read with the general decoder and rewritten in this one.
+//
+// A new record is added without rewriting the file (append.go): its line, led by a comma, is
+// written over the closing "]}" with the "]}" after it, and the file is fsynced:
+//
+//	{"taskId":"…",…}
+//	,{"taskId":"…",…}
+//	]}
+//
+// which is still valid JSON. Such a line may repeat a task already in the file (Put replaces),
+// so readers keep the last line of each task and server, at the place of its first, and the
+// next rewrite keeps only that one. A writer killed while adding a line leaves a file whose
+// last line is cut short and whose "]}" is gone: readers ignore that line, and the next
+// writer keeps it aside (tasks.json.torn-<time>) before it rewrites the ledger.
 
 // rawLedger is the ledger as undecoded record lines, in file order.
 type rawLedger struct {
 	lines [][]byte
+	// added indexes the lines led by a comma: the ones added since the last rewrite, the only
+	// ones that can repeat an earlier record.
+	added []int
+	// unterminated is set when the file lacks its closing "]}": a writer died adding a line.
+	// torn is then what follows the last complete line (nil when that line was complete).
+	unterminated bool
+	torn         []byte
 }
 
 const headerPrefix = `{"version":`
@@ -68,7 +89,9 @@ func parseLedger(data []byte) (*rawLedger, int, error) {
 // parseLines is the fast path for the layout mcptask writes. It reports ok=false for
 // anything else, so that the general decoder decides.
 func parseLines(data []byte) (*rawLedger, int, bool) {
-	data = bytes.TrimRight(data, " \t\r\n")
+	// NULs at the end are a file system's doing: a file extended by a write whose data never
+	// landed (append.go).
+	data = bytes.TrimRight(data, " \t\r\n\x00")
 	first, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || !bytes.HasPrefix(first, []byte(headerPrefix)) || !bytes.HasSuffix(first, []byte(`,"tasks":[`)) {
 		return nil, 0, false
@@ -77,11 +100,30 @@ func parseLines(data []byte) (*rawLedger, int, bool) {
 	if err != nil || v <= 0 {
 		return nil, 0, false
 	}
-	if !bytes.HasSuffix(rest, []byte("]}")) {
-		return nil, 0, false
-	}
-	body := rest[:len(rest)-2]
 	l := &rawLedger{}
+	// The closing "]}" stands on a line of its own: a record line cannot end in a newline
+	// and "]}" (a newline in a JSON string is escaped), so a line cut short is never taken
+	// for the end of the file.
+	closed := bytes.Equal(rest, []byte("]}")) || bytes.HasSuffix(rest, []byte("\n]}"))
+	body := rest
+	if closed {
+		body = rest[:len(rest)-2]
+	} else {
+		// No closing "]}": a writer was killed while adding its line (append.go). Only the
+		// last line can be damaged; every line before it was complete before that write.
+		l.unterminated = true
+		i := bytes.LastIndexByte(rest, '\n')
+		last := rest[i+1:]
+		body = rest[:i+1]
+		switch {
+		case bytes.Equal(bytes.TrimSpace(last), []byte("]")):
+			// The record line was written whole; only the "}" after it is missing.
+		case completeLine(last):
+			body = rest
+		default:
+			l.torn = last
+		}
+	}
 	for len(body) > 0 {
 		var line []byte
 		line, body, _ = bytes.Cut(body, []byte("\n"))
@@ -89,13 +131,73 @@ func parseLines(data []byte) (*rawLedger, int, bool) {
 		if len(line) == 0 {
 			continue
 		}
-		line = bytes.TrimSuffix(line, []byte(","))
-		if line[0] != '{' || line[len(line)-1] != '}' {
+		added := line[0] == ','
+		line = bytes.TrimPrefix(bytes.TrimSuffix(line, []byte(",")), []byte(","))
+		if len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
 			return nil, 0, false
+		}
+		if added {
+			l.added = append(l.added, len(l.lines))
 		}
 		l.lines = append(l.lines, line)
 	}
 	return l, v, true
+}
+
+// completeLine reports whether line, the last of a file without its "]}", is a whole record
+// line: a line cut short is never a JSON object that starts like a record.
+func completeLine(line []byte) bool {
+	line = bytes.TrimPrefix(bytes.TrimSuffix(bytes.TrimSpace(line), []byte(",")), []byte(","))
+	_, ok := linePrefix(line)
+	return ok && json.Valid(line)
+}
+
+// dedupe keeps one line per task and server: the last one written, at the place of the first.
+// Only added lines (led by a comma) can repeat a record, so a ledger without them costs
+// nothing here.
+func (l *rawLedger) dedupe() error {
+	if len(l.added) == 0 {
+		return nil
+	}
+	added := make(map[string]bool, len(l.added))
+	for _, i := range l.added {
+		if p, ok := linePrefix(l.lines[i]); ok {
+			added[string(p)] = true
+		}
+	}
+	groups := map[string][]int{}
+	for i, line := range l.lines {
+		if p, ok := linePrefix(line); ok && added[string(p)] {
+			groups[string(p)] = append(groups[string(p)], i)
+		}
+	}
+	drop := false
+	for _, idx := range groups {
+		if len(idx) < 2 {
+			continue
+		}
+		first := map[string]int{} // server key -> index of its first line
+		for _, i := range idx {
+			var r struct {
+				Server Server `json:"server"`
+			}
+			if err := json.Unmarshal(l.lines[i], &r); err != nil {
+				return fmt.Errorf("task record %d: %w", i+1, err)
+			}
+			k := r.Server.Key()
+			if j, ok := first[k]; ok {
+				l.lines[j] = l.lines[i]
+				l.lines[i] = nil
+				drop = true
+			} else {
+				first[k] = i
+			}
+		}
+	}
+	if drop {
+		l.lines = slices.DeleteFunc(l.lines, func(line []byte) bool { return line == nil })
+	}
+	return nil
 }
 
 // bytes renders the ledger in the line layout.

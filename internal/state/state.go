@@ -4,12 +4,13 @@
 //
 // It exists because MCP 2026-07-28 has no tasks/list (PROTOCOL.md §2.7, client rule 26): a
 // client that loses a task id has orphaned the work for good. So the ledger is written before
-// anything is printed about a task, every write is atomic (temp file, fsync, rename, fsync of
-// the directory), every read-modify-write happens under an OS file lock so that parallel
-// mcptask processes never lose each other's updates, and a file that cannot be parsed is
-// moved aside rather than overwritten. A record never holds a secret: only the names of the
-// headers and environment variables that carried one, and a server URL whose credential
-// parameters are redacted (internal/redact); every record is redacted as it is written.
+// anything is printed about a task, every change is atomic (temp file, fsync, rename, fsync
+// of the directory) and every new task is one line written in place and fsynced (append.go),
+// every write happens under an OS file lock so that parallel mcptask processes never lose
+// each other's updates, and a file that cannot be parsed is moved aside rather than
+// overwritten. A record never holds a secret: only the names of the headers and environment
+// variables that carried one, and a server URL whose credential parameters are redacted
+// (internal/redact); every record is redacted as it is written.
 package state
 
 import (
@@ -157,9 +158,16 @@ func ResolvePath(flag string, getenv func(string) string) (string, error) {
 type CorruptError struct {
 	Path, Aside string
 	Err         error
+	// Torn is set when only the last line was damaged: a writer was killed while adding it
+	// (append.go). That line alone went to Aside; every complete record stayed in the ledger.
+	Torn bool
 }
 
 func (e *CorruptError) Error() string {
+	if e.Torn {
+		return fmt.Sprintf("task ledger %s ended in a line cut short (an mcptask was killed while adding a task); that line was kept aside as %s and every complete record was kept: look there if a task id is missing",
+			e.Path, e.Aside)
+	}
 	return fmt.Sprintf("task ledger %s is corrupt (%v); it was kept aside as %s, untouched, and a new ledger will be started: recover ids from the old file by hand if you need them",
 		e.Path, e.Err, e.Aside)
 }
@@ -272,6 +280,12 @@ func (s *Store) updateRaw(fn func(l *rawLedger) error) error {
 				return err
 			}
 		}
+		if len(l.torn) > 0 {
+			// Kept before the rewrite drops it: a crash in between leaves it in both.
+			if corrupt, err = s.keepTorn(l.torn); err != nil {
+				return err
+			}
+		}
 		return s.writeRaw(l)
 	})
 	if err == nil && corrupt != nil {
@@ -280,11 +294,21 @@ func (s *Store) updateRaw(fn func(l *rawLedger) error) error {
 	return err
 }
 
-// Put inserts r, or replaces the record of the same task on the same server.
+// Put inserts r, or replaces the record of the same task on the same server. It adds one line
+// to the file and fsyncs it (append.go), so its cost does not grow with the ledger; a file
+// that cannot take a line as it stands is rewritten instead.
 func (s *Store) Put(r Record) error {
 	r.SavedAt = time.Now().UTC()
 	line, err := s.encode(r)
 	if err != nil {
+		return err
+	}
+	appended := false
+	err = s.locked(true, func() error {
+		appended, err = s.appendLine(line)
+		return err
+	})
+	if err != nil || appended {
 		return err
 	}
 	key := r.Server.Key()
@@ -493,7 +517,33 @@ func (s *Store) readRaw() (*rawLedger, error) {
 	if version > Version {
 		return nil, fmt.Errorf("task ledger %s has format version %d, newer than this mcptask understands (%d): upgrade mcptask or point --state elsewhere", s.path, version, Version)
 	}
+	if err := l.dedupe(); err != nil {
+		return nil, s.corrupt(err)
+	}
 	return l, nil
+}
+
+// keepTorn saves the line a killed writer cut short to tasks.json.torn-<time> before the
+// ledger is rewritten without it: it may name a task id that was never printed. The caller
+// holds the exclusive lock.
+func (s *Store) keepTorn(torn []byte) (*CorruptError, error) {
+	aside := s.path + ".torn-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	f, err := os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("keep aside the cut-short last line of the task ledger %s: %w", s.path, err)
+	}
+	_, err = f.Write(torn)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keep aside the cut-short last line of the task ledger %s: %w", s.path, err)
+	}
+	_ = syncDir(filepath.Dir(s.path))
+	return &CorruptError{Path: s.path, Aside: aside, Torn: true, Err: errors.New("its last line was cut short by a writer that was killed")}, nil
 }
 
 // writeRaw replaces the file atomically: temp file in the same directory, fsync, rename, fsync
