@@ -20,6 +20,8 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // Controller is everything the view may ask of the engine that follows its tasks.
@@ -80,14 +82,9 @@ type Update struct {
 	Ended string
 }
 
-// Terminal reports whether nothing more will happen to the task.
-func (s Snapshot) Terminal() bool {
-	switch s.Status {
-	case "completed", "failed", "cancelled", "expired":
-		return true
-	}
-	return false
-}
+// Over reports whether nothing more will happen to the task: it reached a terminal status or
+// expired (taskstatus.Over).
+func (s Snapshot) Over() bool { return taskstatus.Over(s.Status) }
 
 // InputRequest is one question a task asks.
 type InputRequest struct {
@@ -348,7 +345,7 @@ func (m *Model) update(u Update, now time.Time) {
 		return
 	}
 	t.ver++
-	if u.Snap.Status != "" && !(t.have && t.snap.Terminal() && !u.Snap.Terminal()) {
+	if u.Snap.Status != "" && !(t.have && t.snap.Over() && !u.Snap.Over()) {
 		m.apply(t, u.Snap, now)
 		t.failures, t.lastErr = 0, ""
 		if u.Via != "" {
@@ -374,7 +371,7 @@ func (m *Model) update(u Update, now time.Time) {
 		t.done, t.ended = true, u.Ended
 		t.nextPoll = time.Time{}
 	}
-	if (t.done || t.snap.Terminal()) && m.form != nil && m.form.id == t.id {
+	if (t.done || t.snap.Over()) && m.form != nil && m.form.id == t.id {
 		// Nothing can be answered any more; keeping the form would also keep the program
 		// from quitting.
 		m.form = nil
@@ -391,7 +388,7 @@ func (t *task) answer(key string) {
 }
 
 // finished reports whether nothing more will be followed of t.
-func (t *task) finished() bool { return t.done || (t.have && t.snap.Terminal()) }
+func (t *task) finished() bool { return t.done || (t.have && t.snap.Over()) }
 
 func (m Model) allDone() bool {
 	for _, t := range m.tasks {

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -232,7 +233,7 @@ func (m ProxyModel) Render() string {
 			continue // only polled, never seen created nor answered
 		}
 		total++
-		if !terminalStatus(t.ev.Status) {
+		if !taskstatus.Over(t.ev.Status) {
 			running++
 		}
 	}
@@ -296,7 +297,7 @@ func (m ProxyModel) rows() []string {
 	ids := slices.Clone(m.order)
 	slices.SortStableFunc(ids, func(a, b string) int {
 		ta, tb := m.tasks[a], m.tasks[b]
-		if ra, rb := !terminalStatus(ta.ev.Status), !terminalStatus(tb.ev.Status); ra != rb {
+		if ra, rb := !taskstatus.Over(ta.ev.Status), !taskstatus.Over(tb.ev.Status); ra != rb {
 			if ra {
 				return -1
 			}
@@ -336,7 +337,7 @@ func (m ProxyModel) rows() []string {
 // several hosts their number and the fastest pace.
 func (m ProxyModel) pollers(t *proxyTask) string {
 	if len(t.polls) == 0 {
-		if terminalStatus(t.ev.Status) {
+		if taskstatus.Over(t.ev.Status) {
 			return "-"
 		}
 		return "not polled"
@@ -363,10 +364,6 @@ func (m ProxyModel) pollers(t *proxyTask) string {
 		every = "every " + m.st.warn.Render(fmt.Sprintf("%.1fs!", fastest.Seconds())) + " "
 	}
 	return every + who
-}
-
-func terminalStatus(s string) bool {
-	return s == "completed" || s == "failed" || s == "cancelled" || s == "expired"
 }
 
 func plural(n int) string {

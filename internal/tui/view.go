@@ -212,7 +212,7 @@ func (m Model) renderDetail(t *task) string {
 		row("updated", upd)
 	}
 	switch {
-	case s.Terminal():
+	case s.Over():
 		row("polling", "done")
 	case t.done:
 		row("polling", "stopped")
@@ -241,7 +241,7 @@ func (m Model) renderDetail(t *task) string {
 		}
 		b.WriteString(st.key.Render("press i to answer") + "\n")
 	}
-	if s.Terminal() && s.Result != "" {
+	if s.Over() && s.Result != "" {
 		b.WriteString("\n" + st.label.Render("result") + "\n" + clip(safe(s.Result), m.width*3) + "\n")
 	}
 
