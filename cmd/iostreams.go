@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/charmbracelet/x/term"
 )
@@ -58,3 +59,17 @@ func (s *IOStreams) SetSize(w, h int) { s.width, s.height = w, h }
 
 // Size returns the fixed terminal size, or zeros when the terminal reports its own.
 func (s *IOStreams) Size() (int, int) { return s.width, s.height }
+
+// lockedWriter serialises writes onto w, for a stream several goroutines write whole lines
+// to: a hook's stdout and stderr, the proxy's notices beside its server's stderr, a --record
+// file shared by every connection. It is mcptask's one such writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -339,9 +339,9 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = &stdin
-	var out lockedWriter
-	out.w = f.IO.ErrOut
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// The child's stdout and stderr are copied by two goroutines onto one stream.
+	out := &lockedWriter{w: f.IO.ErrOut}
+	cmd.Stdout, cmd.Stderr = out, out
 	// The environment is read by scripts that print it or pass it on: the tool and server are
 	// cleaned and cut, and an id that is not plain visible ASCII (rpc.CheckTaskID) is left out
 	// rather than passed on raw; the envelope on stdin keeps the exact values as JSON.
@@ -367,18 +367,6 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 	case err != nil:
 		report("%s: %v", argv[0], err)
 	}
-}
-
-// lockedWriter serialises a child's stdout and stderr onto one writer.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // setBlurred records whether the live view's terminal has lost focus (its focus reports).
