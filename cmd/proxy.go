@@ -197,7 +197,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	}
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
 	// The view needs the terminal to itself: --trace writes there too.
-	tuiOn := f.IO.IsStdoutTTY() && !f.Global.JSON && !f.Global.Trace && f.Getenv("TERM") != "dumb" && f.Getenv("MCPTASK_NO_TUI") == ""
+	tuiOn := f.useTUI() && !f.Global.Trace
 	var view *proxyView
 	if tuiOn {
 		ledger := ""
