@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/ci"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/proc"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -310,7 +311,7 @@ func (w *workflow) annotate(name string, o follow.Outcome, took time.Duration, m
 		tool = "task"
 	}
 	title := fmt.Sprintf("mcptask: %s %s", tool, strings.ReplaceAll(name, "_", " "))
-	text := fmt.Sprintf("task %s on %s, after %s", o.TaskID, o.Server, took.Round(time.Second))
+	text := fmt.Sprintf("task %s on %s, after %s", o.TaskID, o.Server, human.Duration(took))
 	if msg != "" {
 		text += ": " + msg
 	}
@@ -397,7 +398,7 @@ func (w *workflow) notify(o follow.Outcome, name string, took time.Duration) {
 		tool = "task"
 	}
 	title := "mcptask: " + tool + " " + strings.ReplaceAll(name, "_", " ")
-	body := fmt.Sprintf("task %s after %s", o.TaskID, took.Round(time.Second))
+	body := fmt.Sprintf("task %s after %s", o.TaskID, human.Duration(took))
 	w.mu.Lock() // one notification at a time on the terminal
 	defer w.mu.Unlock()
 	_, _ = io.WriteString(w.term, notification(f.Getenv, title, body))

@@ -12,7 +12,6 @@ package tui
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -591,19 +590,4 @@ func (k keyMap) ShortHelp() []key.Binding { return []key.Binding{k.Cancel, k.Ans
 // FullHelp implements help.KeyMap.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.Open, k.Back}, {k.Cancel, k.Answer, k.Help, k.Quit}}
-}
-
-// fmtDur renders a duration compactly: 850ms, 12s, 3m04s, 2h05m.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }

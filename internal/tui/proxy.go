@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -328,7 +329,7 @@ func (m ProxyModel) rows() []string {
 		polled := proxyClip(m.pollers(t), 34)
 		polled += strings.Repeat(" ", max(0, 34-ansi.StringWidth(polled)))
 		rows = append(rows, fmt.Sprintf("%-12s %-16s %s%s %-6s %s %s", proxyClip(termsafe.Line(id), 12), proxyClip(termsafe.Line(tool), 16),
-			status, strings.Repeat(" ", max(1, pad)), proxyAge(m.now.Sub(created)), polled, msg))
+			status, strings.Repeat(" ", max(1, pad)), human.Duration(m.now.Sub(created)), polled, msg))
 	}
 	return rows
 }
@@ -371,21 +372,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// proxyAge renders a duration as the table does: 45s, 3m, 2h, 5d.
-func proxyAge(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // proxyClip cuts s to n cells.
