@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -67,19 +68,9 @@ func TestNoLiveViewWithoutAPerson(t *testing.T) {
 				ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
 				ios.SetTTY(c.stdin, true, true)
 				ios.SetSize(100, 30)
-				f := NewFactory(ios)
-				f.Getenv = func(k string) string {
-					switch k {
-					case "MCPTASK_STATE":
-						return testLedger(t)
-					case "XDG_STATE_HOME":
-						return testStateHome(t)
-					case "NO_COLOR":
-						return "1"
-					}
-					return c.env[k]
-				}
-				code := Run(ctx, f, args)
+				env := map[string]string{"NO_COLOR": "1"}
+				maps.Copy(env, c.env)
+				code := runOn(t, ctx, ios, env, args...)
 				return code, out.String(), errOut.String()
 			}
 			code, out, errOut := run("call", "ask", "--server", url)
