@@ -12,6 +12,7 @@ import (
 	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
@@ -57,7 +58,7 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 // displayStatus is a record's status as a user should read it: expired wins.
 func displayStatus(r state.Record, now time.Time) string {
 	if r.ExpiredAt(now) && !r.Terminal() {
-		return "expired"
+		return taskstatus.Expired
 	}
 	return r.Status
 }

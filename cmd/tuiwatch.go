@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/tui"
 )
 
@@ -118,7 +119,7 @@ func (v viewSink) Event(ev follow.Event) {
 				u.Snap.Result = o.RPCError.Error()
 			}
 		case follow.EndExpired:
-			u.Snap = tui.Snapshot{TaskID: ev.TaskID, Status: "expired", StatusMessage: "the server no longer knows this task"}
+			u.Snap = tui.Snapshot{TaskID: ev.TaskID, Status: taskstatus.Expired, StatusMessage: "the server no longer knows this task"}
 		case follow.EndError:
 			u.Ended = "following stopped: " + o.Err.Error()
 		}
