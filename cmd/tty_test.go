@@ -45,13 +45,14 @@ func TestPersonAtTheTerminal(t *testing.T) {
 	}
 }
 
-// TestNoLiveViewWithoutAPerson: stdout is a terminal but nobody can type (stdin is a pipe), or
-// the terminal is a CI job's: `mcptask call` must not draw the live view (it would read keys
-// from the pipe and paint frames nobody answers), but fail the question with exit 5 and plain
-// lines; and `--on-input prompt` is a usage error that names what is missing. Before the one
-// policy, the view came up on stdout alone and waited for an answer that could not come.
+// TestNoLiveViewWithoutAPerson: stdout is a terminal but nobody can type (stdin is a pipe,
+// here one that carries the keys that would open the form and answer it), or the terminal is
+// a CI job's: `mcptask call` must not draw the live view (it would take its keys from the pipe,
+// so whatever feeds stdin could answer a server's question or confirm a cancel) but fail the
+// question with exit 5 and plain lines; and `--on-input prompt` is a usage error that names
+// what is missing. Before the one policy, the view came up on stdout alone.
 func TestNoLiveViewWithoutAPerson(t *testing.T) {
-	url, _ := demoServer(t, demo.Options{})
+	url, rec := demoServer(t, demo.Options{})
 	for _, c := range []struct {
 		name  string
 		stdin bool
@@ -65,7 +66,7 @@ func TestNoLiveViewWithoutAPerson(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 				defer cancel()
 				out, errOut := &lockedBuffer{}, &lockedBuffer{}
-				ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+				ios := &IOStreams{In: strings.NewReader("iAda\r"), Out: out, ErrOut: errOut}
 				ios.SetTTY(c.stdin, true, true)
 				ios.SetSize(100, 30)
 				env := map[string]string{"NO_COLOR": "1"}
@@ -74,12 +75,15 @@ func TestNoLiveViewWithoutAPerson(t *testing.T) {
 				return code, out.String(), errOut.String()
 			}
 			code, out, errOut := run("call", "ask", "--server", url)
-			if code != ExitInputRequired || strings.Contains(out, "press i to answer") {
+			if code != ExitInputRequired || strings.Contains(out, "press i to answer") || strings.Contains(out, "Hello, Ada") {
 				t.Errorf("call ask: exit %d, want %d without the live view\nstdout %.300q\nstderr %s", code, ExitInputRequired, out, errOut)
 			}
 			code, _, errOut = run("call", "ask", "--on-input", "prompt", "--server", url)
 			if code != ExitUsage || !strings.Contains(errOut, "needs a terminal") {
 				t.Errorf("--on-input prompt: exit %d, want %d naming the terminal\nstderr %s", code, ExitUsage, errOut)
+			}
+			if n := countMethod(rec, "tasks/update"); n != 0 {
+				t.Errorf("stdin's bytes answered the question: %d tasks/update sent", n)
 			}
 		})
 	}
