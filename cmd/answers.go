@@ -50,7 +50,7 @@ func (a *AnswerFlags) onInput(tty bool) (string, error) {
 		return a.OnInput, nil
 	case "prompt":
 		if !tty {
-			return "", flagErrorf("--on-input prompt needs a terminal (stdout is not one, or --json was given); use --answer, or --on-input fail|decline|exec:CMD")
+			return "", flagErrorf("--on-input prompt needs a terminal with a person at it (stdin and stdout are terminals, TERM is not dumb, CI and MCPTASK_NO_TUI are unset, no --json); use --answer, or --on-input fail|decline|exec:CMD")
 		}
 		return "prompt", nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cli/browser"
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -186,7 +187,7 @@ func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
 	cfg := auth.Config{
 		ServerURL: ref.URL, Profile: profile, Issuer: issuer,
 		Login: a.Login, Browser: a.Browser,
-		Interactive:       f.IO.stdinTTY && f.IO.stderrTTY && f.Getenv("CI") == "",
+		Interactive:       f.IO.CanLogin(f.Getenv),
 		ClientID:          a.ClientID,
 		ClientIssuer:      a.Issuer,
 		ClientMetadataURL: a.ClientMetadataURL,
@@ -391,9 +392,9 @@ func printStatus(f *Factory, list []authStatus) {
 
 func untilText(d time.Duration) string {
 	if d < 0 {
-		return roundDur(-d).String() + " ago"
+		return human.Duration(-d) + " ago"
 	}
-	return "in " + roundDur(d).String()
+	return "in " + human.Duration(d)
 }
 
 func yesNo(b bool) string {

@@ -44,8 +44,15 @@ func (l *lockedBuffer) String() string {
 func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	out, errOut := &lockedBuffer{}, &lockedBuffer{}
-	io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
-	f := NewFactory(io)
+	code := runOn(t, ctx, &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, env, args...)
+	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+// runOn runs mcptask in-process on ios (whose TTY answers the caller sets) with the given
+// extra environment, and returns its exit code.
+func runOn(t *testing.T, ctx context.Context, ios *IOStreams, env map[string]string, args ...string) int {
+	t.Helper()
+	f := NewFactory(ios)
 	f.Getenv = func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
@@ -60,8 +67,7 @@ func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...st
 		}
 		return ""
 	}
-	code := Run(ctx, f, args)
-	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+	return Run(ctx, f, args)
 }
 
 var ledgers sync.Map // *testing.T -> ledger path

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/charmbracelet/x/term"
 )
@@ -42,10 +43,28 @@ func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
 // IsStderrTTY reports whether stderr is a terminal.
 func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
 
-// CanPrompt reports whether a human can be asked: stdin and stdout are terminals and CI is not
-// set. mcptask never prompts otherwise.
-func (s *IOStreams) CanPrompt() bool {
-	return s.stdinTTY && s.stdoutTTY && os.Getenv("CI") == ""
+// CanPrompt reports whether a person is at the terminal to see the live view and answer its
+// questions there: stdin and stdout are terminals (the view reads the one and draws on the
+// other), the terminal can draw (TERM is not dumb), and the run's environment neither turns
+// the view off (MCPTASK_NO_TUI) nor says this is a CI job (CI). getenv is the run's
+// environment (Factory.Getenv, which tests inject). mcptask never draws the view or prompts
+// otherwise (STYLE.md §3).
+func (s *IOStreams) CanPrompt(getenv func(string) string) bool {
+	return s.personAt(s.stdoutTTY, getenv) && getenv("TERM") != "dumb" && getenv("MCPTASK_NO_TUI") == ""
+}
+
+// CanLogin reports whether a person is at the terminal to log in at a browser: stdin and
+// stderr are terminals and CI is unset. The login shows its URL and waits on stderr, so the
+// results may go to a pipe or a file while the person logs in.
+func (s *IOStreams) CanLogin(getenv func(string) string) bool {
+	return s.personAt(s.stderrTTY, getenv)
+}
+
+// personAt is mcptask's one test of "a person is at the terminal", reading an output whose
+// terminal-ness is out: they can type (stdin is a terminal), they see that output, and the
+// environment does not say this is a CI job. CanPrompt and CanLogin differ only in the output.
+func (s *IOStreams) personAt(out bool, getenv func(string) string) bool {
+	return s.stdinTTY && out && getenv("CI") == ""
 }
 
 // SetTTY overrides the terminal answers (tests).
@@ -58,3 +77,17 @@ func (s *IOStreams) SetSize(w, h int) { s.width, s.height = w, h }
 
 // Size returns the fixed terminal size, or zeros when the terminal reports its own.
 func (s *IOStreams) Size() (int, int) { return s.width, s.height }
+
+// lockedWriter serialises writes onto w, for a stream several goroutines write whole lines
+// to: a hook's stdout and stderr, the proxy's notices beside its server's stderr, a --record
+// file shared by every connection. It is mcptask's one such writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -252,9 +251,4 @@ func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.He
 		c.KeepSession(true)
 	}
 	return c, ref, nil
-}
-
-// isTerminalStatus reports whether a ledger status is terminal.
-func isTerminalStatus(s string) bool {
-	return slices.Contains([]string{"completed", "failed", "cancelled"}, s)
 }

@@ -9,8 +9,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +58,7 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 // displayStatus is a record's status as a user should read it: expired wins.
 func displayStatus(r state.Record, now time.Time) string {
 	if r.ExpiredAt(now) && !r.Terminal() {
-		return "expired"
+		return taskstatus.Expired
 	}
 	return r.Status
 }
@@ -167,7 +169,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		for _, r := range recs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
 				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				displayStatus(r, now), age(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
+				displayStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
 		}
 	}
 	if opts.Remote {
@@ -185,25 +187,10 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			if known[t.TaskID] {
 				in = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, age(now.Sub(t.CreatedAt)), in, termsafe.Line(truncate(t.StatusMessage, 50)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(truncate(t.StatusMessage, 50)))
 		}
 	}
 	return tw.Flush()
-}
-
-// age renders a duration the way `kubectl get` does: 45s, 3m, 2h, 5d.
-func age(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 func truncate(s string, n int) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -198,7 +199,7 @@ func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
 	if err != nil {
 		e.Message = redact.Text(err.Error())
 		if code == ExitExpired {
-			e.Status = "expired"
+			e.Status = taskstatus.Expired
 		}
 	}
 	return e

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -103,18 +104,18 @@ func describeTask(w io.Writer, t *rpc.Task, era rpc.Era, server string, now time
 		fmt.Fprintf(w, "Message:    %s\n", termsafe.Line(t.StatusMessage))
 	}
 	if !t.CreatedAt.IsZero() {
-		fmt.Fprintf(w, "Created:    %s (%s ago)\n", t.CreatedAt.Format(time.RFC3339), roundDur(now.Sub(t.CreatedAt)))
+		fmt.Fprintf(w, "Created:    %s (%s ago)\n", t.CreatedAt.Format(time.RFC3339), human.Duration(now.Sub(t.CreatedAt)))
 	}
 	if !t.LastUpdatedAt.IsZero() {
-		fmt.Fprintf(w, "Updated:    %s (%s ago)\n", t.LastUpdatedAt.Format(time.RFC3339), roundDur(now.Sub(t.LastUpdatedAt)))
+		fmt.Fprintf(w, "Updated:    %s (%s ago)\n", t.LastUpdatedAt.Format(time.RFC3339), human.Duration(now.Sub(t.LastUpdatedAt)))
 	}
 	switch exp, ok := t.ExpiresAt(); {
 	case t.TTL == nil:
 		fmt.Fprintf(w, "TTL:        unlimited\n")
 	case ok:
-		fmt.Fprintf(w, "TTL:        %s (%s left)\n", roundDur(*t.TTL), roundDur(max(exp.Sub(now), 0)))
+		fmt.Fprintf(w, "TTL:        %s (%s left)\n", human.Duration(*t.TTL), human.Duration(max(exp.Sub(now), 0)))
 	default:
-		fmt.Fprintf(w, "TTL:        %s\n", roundDur(*t.TTL))
+		fmt.Fprintf(w, "TTL:        %s\n", human.Duration(*t.TTL))
 	}
 	if t.PollInterval > 0 {
 		fmt.Fprintf(w, "Poll every: %s\n", t.PollInterval)
@@ -147,18 +148,6 @@ func inputSummary(raw json.RawMessage) string {
 		s += " (" + r.Params.URL + ")"
 	}
 	return s
-}
-
-func roundDur(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Hour:
-		return d.Round(time.Minute)
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -62,7 +63,7 @@ func (p *progressPrinter) Event(ev follow.Event) {
 		p.heartbeat(ev.Task)
 	case follow.KindError:
 		if ev.Transient {
-			p.Note(ev.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", ev.Err, ev.RetryIn.Round(100*time.Millisecond)))
+			p.Note(ev.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", ev.Err, human.Duration(ev.RetryIn)))
 			p.event(map[string]any{"type": "error", "taskId": ev.TaskID, "transient": true, "message": ev.Err.Error(),
 				"retryInMs": ev.RetryIn.Milliseconds(), "failures": ev.Failures})
 			return

@@ -134,7 +134,8 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	if f.Global.Protocol != "auto" {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
 	}
-	errOut := &syncWriter{w: f.IO.ErrOut}
+	// The proxy's lines, the server's stderr and the record come from several goroutines.
+	errOut := &lockedWriter{w: f.IO.ErrOut}
 	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames, Redact: f.redactor()}
 	if !opts.NoLedger {
 		st, err := f.ledger()
@@ -150,7 +151,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 			return flagErrorf("--record %s: %v", f.Global.Record, err)
 		}
 		defer func() { _ = file.Sync(); _ = file.Close() }()
-		popts.Record = &syncWriter{w: file}
+		popts.Record = &lockedWriter{w: file}
 	}
 	if f.Global.Trace {
 		popts.Trace = errOut
@@ -159,19 +160,6 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		return runStdioProxy(ctx, f, ref, popts, errOut)
 	}
 	return runHTTPProxy(ctx, f, opts, ref, hdr, popts, errOut)
-}
-
-// syncWriter serialises writes: the proxy's lines, the server's stderr and the record come
-// from several goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.Options, errOut io.Writer) error {
@@ -209,7 +197,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	}
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
 	// The view needs the terminal to itself: --trace writes there too.
-	tuiOn := f.IO.IsStdoutTTY() && !f.Global.JSON && !f.Global.Trace && f.Getenv("TERM") != "dumb" && f.Getenv("MCPTASK_NO_TUI") == ""
+	tuiOn := f.useTUI() && !f.Global.Trace
 	var view *proxyView
 	if tuiOn {
 		ledger := ""

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
@@ -18,15 +17,9 @@ import (
 // recording is the --record state of one mcptask run: the file, shared by every connection,
 // and the linter that watches the traffic.
 type recording struct {
-	mu     sync.Mutex
-	file   *os.File
-	linter *check.Linter
-}
-
-func (r *recording) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.file.Write(p)
+	lockedWriter // on file: every connection writes its lines through it
+	file         *os.File
+	linter       *check.Linter
 }
 
 // traceOptions builds the transport's trace and record settings, and hooks the linter into
@@ -65,7 +58,7 @@ func (f *Factory) recorder() (*recording, error) {
 			f.recErr = flagErrorf("--record %s: %v", f.Global.Record, err)
 			return
 		}
-		r := &recording{file: file}
+		r := &recording{lockedWriter: lockedWriter{w: file}, file: file}
 		r.linter = check.NewLinter(func(v check.Violation) {
 			line := map[string]any{"kind": "violation", "rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen}
 			f.redactor().Line(line)

@@ -41,7 +41,9 @@ func TestWatchInRealTerminal(t *testing.T) {
 		}
 		return string(out)
 	}
-	script := "MCPTASK_STATE=" + shellQuote(state) + " " + shellQuote(bin) + " watch " + id + "; echo EXIT=$?; sleep 30"
+	// A person's terminal: the pane inherits the test's environment, and in a CI job CI would
+	// rightly turn the live view off (IOStreams.CanPrompt).
+	script := "unset CI; MCPTASK_STATE=" + shellQuote(state) + " " + shellQuote(bin) + " watch " + id + "; echo EXIT=$?; sleep 30"
 	tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 

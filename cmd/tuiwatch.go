@@ -14,13 +14,14 @@ import (
 
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/tui"
 )
 
-// useTUI reports whether the live view is wanted: stdout is a terminal, no --json, and the
-// terminal can draw (TERM=dumb gets plain lines).
+// useTUI reports whether the live view is wanted: a person is at the terminal
+// (IOStreams.CanPrompt) and --json is off.
 func (f *Factory) useTUI() bool {
-	return f.IO.IsStdoutTTY() && !f.Global.JSON && f.Getenv("TERM") != "dumb" && f.Getenv("MCPTASK_NO_TUI") == ""
+	return f.IO.CanPrompt(f.Getenv) && !f.Global.JSON
 }
 
 // runLive shows the live view while the engine follows its tasks: the engine's events reach the
@@ -118,7 +119,7 @@ func (v viewSink) Event(ev follow.Event) {
 				u.Snap.Result = o.RPCError.Error()
 			}
 		case follow.EndExpired:
-			u.Snap = tui.Snapshot{TaskID: ev.TaskID, Status: "expired", StatusMessage: "the server no longer knows this task"}
+			u.Snap = tui.Snapshot{TaskID: ev.TaskID, Status: taskstatus.Expired, StatusMessage: "the server no longer knows this task"}
 		case follow.EndError:
 			u.Ended = "following stopped: " + o.Err.Error()
 		}

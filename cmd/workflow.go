@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/ci"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/proc"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -310,7 +311,7 @@ func (w *workflow) annotate(name string, o follow.Outcome, took time.Duration, m
 		tool = "task"
 	}
 	title := fmt.Sprintf("mcptask: %s %s", tool, strings.ReplaceAll(name, "_", " "))
-	text := fmt.Sprintf("task %s on %s, after %s", o.TaskID, o.Server, took.Round(time.Second))
+	text := fmt.Sprintf("task %s on %s, after %s", o.TaskID, o.Server, human.Duration(took))
 	if msg != "" {
 		text += ": " + msg
 	}
@@ -339,9 +340,9 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = &stdin
-	var out lockedWriter
-	out.w = f.IO.ErrOut
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// The child's stdout and stderr are copied by two goroutines onto one stream.
+	out := &lockedWriter{w: f.IO.ErrOut}
+	cmd.Stdout, cmd.Stderr = out, out
 	// The environment is read by scripts that print it or pass it on: the tool and server are
 	// cleaned and cut, and an id that is not plain visible ASCII (rpc.CheckTaskID) is left out
 	// rather than passed on raw; the envelope on stdin keeps the exact values as JSON.
@@ -367,18 +368,6 @@ func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string
 	case err != nil:
 		report("%s: %v", argv[0], err)
 	}
-}
-
-// lockedWriter serialises a child's stdout and stderr onto one writer.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // setBlurred records whether the live view's terminal has lost focus (its focus reports).
@@ -409,7 +398,7 @@ func (w *workflow) notify(o follow.Outcome, name string, took time.Duration) {
 		tool = "task"
 	}
 	title := "mcptask: " + tool + " " + strings.ReplaceAll(name, "_", " ")
-	body := fmt.Sprintf("task %s after %s", o.TaskID, took.Round(time.Second))
+	body := fmt.Sprintf("task %s after %s", o.TaskID, human.Duration(took))
 	w.mu.Lock() // one notification at a time on the terminal
 	defer w.mu.Unlock()
 	_, _ = io.WriteString(w.term, notification(f.Getenv, title, body))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // Violation is a rule a server (or, through mcptask proxy, a host) broke in traffic mcptask
@@ -182,7 +183,7 @@ const maxLinted = 10000
 // forgetEnded drops what the linter keeps of tasks that reached a terminal status.
 func (l *Linter) forgetEnded() {
 	for id, st := range l.status {
-		if st == "completed" || st == "failed" || st == "cancelled" {
+		if taskstatus.Terminal(st) {
 			delete(l.status, id)
 			delete(l.created, id)
 			delete(l.inputs, id)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -136,15 +137,10 @@ func code(s string) string {
 	return "`" + s + "`"
 }
 
+// took is the table's cell for how long a task was followed: empty when that is not known.
 func took(d time.Duration) string {
 	if d <= 0 {
 		return " "
 	}
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+	return human.Duration(d)
 }

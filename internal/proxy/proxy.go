@@ -33,6 +33,7 @@ import (
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // DefaultMaxInspect is how much of one message the proxy reads to look at it. A larger message
@@ -839,7 +840,7 @@ func (p *Proxy) capTasks() {
 		return
 	}
 	for id, ts := range p.tasks {
-		if terminal(ts.info.Status) {
+		if taskstatus.Over(ts.info.Status) {
 			delete(p.tasks, id)
 		}
 	}
@@ -896,7 +897,7 @@ func (p *Proxy) ledgerChange(h *host, id string, ended bool, fn func(r *state.Re
 func (p *Proxy) taskEnded(h *host, id, status string) {
 	p.mu.Lock()
 	ts := p.tasks[id]
-	if ts == nil || ts.info.OnHost || terminal(ts.info.Status) {
+	if ts == nil || ts.info.OnHost || taskstatus.Over(ts.info.Status) {
 		p.mu.Unlock()
 		return
 	}
@@ -911,19 +912,15 @@ func (p *Proxy) taskEnded(h *host, id, status string) {
 	p.emit(Event{Kind: EventStatus, Host: h.label(), Task: info, Via: "result"})
 }
 
-func terminal(status string) bool {
-	return status == "completed" || status == "failed" || status == "cancelled" || status == "expired"
-}
-
 // expired marks a task the server no longer knows.
 func (p *Proxy) expired(id string) {
 	p.mu.Lock()
 	ts := p.tasks[id]
-	if ts == nil || ts.info.Status == "expired" {
+	if ts == nil || ts.info.Status == taskstatus.Expired {
 		p.mu.Unlock()
 		return
 	}
-	ts.info.Status = "expired"
+	ts.info.Status = taskstatus.Expired
 	info, label := ts.info, ts.host
 	p.mu.Unlock()
 	if !info.OnHost {

@@ -3,6 +3,8 @@ package rpc
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // Protocol versions and extension identifiers mcptask speaks.
@@ -36,17 +38,15 @@ const (
 type TaskStatus string
 
 const (
-	StatusWorking       TaskStatus = "working"
-	StatusInputRequired TaskStatus = "input_required"
-	StatusCompleted     TaskStatus = "completed"
-	StatusFailed        TaskStatus = "failed"
-	StatusCancelled     TaskStatus = "cancelled"
+	StatusWorking       TaskStatus = taskstatus.Working
+	StatusInputRequired TaskStatus = taskstatus.InputRequired
+	StatusCompleted     TaskStatus = taskstatus.Completed
+	StatusFailed        TaskStatus = taskstatus.Failed
+	StatusCancelled     TaskStatus = taskstatus.Cancelled
 )
 
-// Terminal reports whether no further transition is allowed from s.
-func (s TaskStatus) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
-}
+// Terminal reports whether no further transition is allowed from s (taskstatus.Terminal).
+func (s TaskStatus) Terminal() bool { return taskstatus.Terminal(string(s)) }
 
 // Valid reports whether s is one of the five statuses of the spec.
 func (s TaskStatus) Valid() bool {

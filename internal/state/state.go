@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/redact"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // Version is the file format this mcptask writes. A file with a higher version was written
@@ -114,10 +115,9 @@ type Record struct {
 	MAC string `json:"mac,omitempty"`
 }
 
-// Terminal reports whether the task reached completed, failed or cancelled.
-func (r Record) Terminal() bool {
-	return r.Status == "completed" || r.Status == "failed" || r.Status == "cancelled"
-}
+// Terminal reports whether the task reached completed, failed or cancelled
+// (taskstatus.Terminal). An expired task is not terminal: see ExpiredAt.
+func (r Record) Terminal() bool { return taskstatus.Terminal(r.Status) }
 
 // ExpiredAt reports whether the task is gone by now: the server said so, or its TTL, counted
 // from createdAt, has run out (C25-TASKS §TTL, EXT §Task Polling).

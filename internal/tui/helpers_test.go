@@ -92,7 +92,7 @@ func (f *fakeEngine) Answer(id, key string, resp json.RawMessage) {
 
 // send reports a task's new state, as a poll would; a terminal state ends its follow.
 func (f *fakeEngine) send(s Snapshot) {
-	f.feed.Send(Update{TaskID: s.TaskID, Snap: s, Via: "poll", Done: s.Terminal()})
+	f.feed.Send(Update{TaskID: s.TaskID, Snap: s, Via: "poll", Done: s.Over()})
 }
 
 // get reads the fake's state under its lock.

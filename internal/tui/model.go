@@ -12,7 +12,6 @@ package tui
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,8 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // Controller is everything the view may ask of the engine that follows its tasks.
@@ -80,14 +81,9 @@ type Update struct {
 	Ended string
 }
 
-// Terminal reports whether nothing more will happen to the task.
-func (s Snapshot) Terminal() bool {
-	switch s.Status {
-	case "completed", "failed", "cancelled", "expired":
-		return true
-	}
-	return false
-}
+// Over reports whether nothing more will happen to the task: it reached a terminal status or
+// expired (taskstatus.Over).
+func (s Snapshot) Over() bool { return taskstatus.Over(s.Status) }
 
 // InputRequest is one question a task asks.
 type InputRequest struct {
@@ -348,7 +344,7 @@ func (m *Model) update(u Update, now time.Time) {
 		return
 	}
 	t.ver++
-	if u.Snap.Status != "" && !(t.have && t.snap.Terminal() && !u.Snap.Terminal()) {
+	if u.Snap.Status != "" && !(t.have && t.snap.Over() && !u.Snap.Over()) {
 		m.apply(t, u.Snap, now)
 		t.failures, t.lastErr = 0, ""
 		if u.Via != "" {
@@ -374,7 +370,7 @@ func (m *Model) update(u Update, now time.Time) {
 		t.done, t.ended = true, u.Ended
 		t.nextPoll = time.Time{}
 	}
-	if (t.done || t.snap.Terminal()) && m.form != nil && m.form.id == t.id {
+	if (t.done || t.snap.Over()) && m.form != nil && m.form.id == t.id {
 		// Nothing can be answered any more; keeping the form would also keep the program
 		// from quitting.
 		m.form = nil
@@ -391,7 +387,7 @@ func (t *task) answer(key string) {
 }
 
 // finished reports whether nothing more will be followed of t.
-func (t *task) finished() bool { return t.done || (t.have && t.snap.Terminal()) }
+func (t *task) finished() bool { return t.done || (t.have && t.snap.Over()) }
 
 func (m Model) allDone() bool {
 	for _, t := range m.tasks {
@@ -594,19 +590,4 @@ func (k keyMap) ShortHelp() []key.Binding { return []key.Binding{k.Cancel, k.Ans
 // FullHelp implements help.KeyMap.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.Open, k.Back}, {k.Cancel, k.Answer, k.Help, k.Quit}}
-}
-
-// fmtDur renders a duration compactly: 850ms, 12s, 3m04s, 2h05m.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }

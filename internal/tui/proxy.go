@@ -14,6 +14,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -232,7 +234,7 @@ func (m ProxyModel) Render() string {
 			continue // only polled, never seen created nor answered
 		}
 		total++
-		if !terminalStatus(t.ev.Status) {
+		if !taskstatus.Over(t.ev.Status) {
 			running++
 		}
 	}
@@ -296,7 +298,7 @@ func (m ProxyModel) rows() []string {
 	ids := slices.Clone(m.order)
 	slices.SortStableFunc(ids, func(a, b string) int {
 		ta, tb := m.tasks[a], m.tasks[b]
-		if ra, rb := !terminalStatus(ta.ev.Status), !terminalStatus(tb.ev.Status); ra != rb {
+		if ra, rb := !taskstatus.Over(ta.ev.Status), !taskstatus.Over(tb.ev.Status); ra != rb {
 			if ra {
 				return -1
 			}
@@ -327,7 +329,7 @@ func (m ProxyModel) rows() []string {
 		polled := proxyClip(m.pollers(t), 34)
 		polled += strings.Repeat(" ", max(0, 34-ansi.StringWidth(polled)))
 		rows = append(rows, fmt.Sprintf("%-12s %-16s %s%s %-6s %s %s", proxyClip(termsafe.Line(id), 12), proxyClip(termsafe.Line(tool), 16),
-			status, strings.Repeat(" ", max(1, pad)), proxyAge(m.now.Sub(created)), polled, msg))
+			status, strings.Repeat(" ", max(1, pad)), human.Duration(m.now.Sub(created)), polled, msg))
 	}
 	return rows
 }
@@ -336,7 +338,7 @@ func (m ProxyModel) rows() []string {
 // several hosts their number and the fastest pace.
 func (m ProxyModel) pollers(t *proxyTask) string {
 	if len(t.polls) == 0 {
-		if terminalStatus(t.ev.Status) {
+		if taskstatus.Over(t.ev.Status) {
 			return "-"
 		}
 		return "not polled"
@@ -365,30 +367,11 @@ func (m ProxyModel) pollers(t *proxyTask) string {
 	return every + who
 }
 
-func terminalStatus(s string) bool {
-	return s == "completed" || s == "failed" || s == "cancelled" || s == "expired"
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
 	}
 	return "s"
-}
-
-// proxyAge renders a duration as the table does: 45s, 3m, 2h, 5d.
-func proxyAge(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // proxyClip cuts s to n cells.

@@ -70,7 +70,7 @@ func TestStatusGoldens(t *testing.T) {
 				}
 			}
 			m := New(newFake(), nil, []string{s.TaskID}, map[string]Snapshot{s.TaskID: s}, Options{Now: clock, NoColor: true, DisableClock: true})
-			if !s.Terminal() { // the engine's schedule, so the countdown shows
+			if !s.Over() { // the engine's schedule, so the countdown shows
 				m = batch(m, scheduled(s.TaskID, now.Add(5*time.Second), 5*time.Second, "server's"))
 			}
 			frame(status, m)

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -67,7 +68,7 @@ func ago(d time.Duration) string {
 	if d < time.Second {
 		return "just now"
 	}
-	return fmtDur(d) + " ago"
+	return human.Duration(d) + " ago"
 }
 
 // shortHelp is the one-line help for the screen on show: the table needs the arrows and
@@ -163,7 +164,7 @@ func (m Model) warnings(t *task, now time.Time) []string {
 	}
 	// A task waiting for input is expected to sit still; only a working one can be stuck.
 	if still := now.Sub(t.changed); t.snap.Status == "working" && still >= time.Duration(m.opts.StuckAfter)*iv && still >= 30*time.Second {
-		w = append(w, fmt.Sprintf("possibly stuck: nothing changed for %s", fmtDur(still)))
+		w = append(w, fmt.Sprintf("possibly stuck: nothing changed for %s", human.Duration(still)))
 	}
 	if t.snap.TTL != nil && !t.snap.CreatedAt.IsZero() {
 		left := t.snap.CreatedAt.Add(*t.snap.TTL).Sub(now)
@@ -171,7 +172,7 @@ func (m Model) warnings(t *task, now time.Time) []string {
 		case left <= 0:
 			w = append(w, "TTL spent: the server may drop the task at any moment")
 		case left < *t.snap.TTL/10 || left < time.Minute:
-			w = append(w, fmt.Sprintf("TTL nearly spent: %s left", fmtDur(left)))
+			w = append(w, fmt.Sprintf("TTL nearly spent: %s left", human.Duration(left)))
 		}
 	}
 	return w
@@ -202,7 +203,7 @@ func (m Model) renderDetail(t *task) string {
 		b.WriteString(st.label.Render(fmt.Sprintf("%-12s", label)) + clip(value, max(m.width-12, 10)) + "\n")
 	}
 	if !s.CreatedAt.IsZero() {
-		row("elapsed", fmtDur(now.Sub(s.CreatedAt)))
+		row("elapsed", human.Duration(now.Sub(s.CreatedAt)))
 	}
 	if !s.LastUpdatedAt.IsZero() {
 		upd := ago(now.Sub(s.LastUpdatedAt))
@@ -212,19 +213,19 @@ func (m Model) renderDetail(t *task) string {
 		row("updated", upd)
 	}
 	switch {
-	case s.Terminal():
+	case s.Over():
 		row("polling", "done")
 	case t.done:
 		row("polling", "stopped")
 	case !t.nextPoll.IsZero() && !t.nextPoll.After(now):
-		row("next poll", fmt.Sprintf("now (every %s, %s)", fmtDur(t.interval), t.source))
+		row("next poll", fmt.Sprintf("now (every %s, %s)", human.Duration(t.interval), t.source))
 	case !t.nextPoll.IsZero():
-		row("next poll", fmt.Sprintf("in %s (every %s, %s)", fmtDur(t.nextPoll.Sub(now)), fmtDur(t.interval), t.source))
+		row("next poll", fmt.Sprintf("in %s (every %s, %s)", human.Duration(t.nextPoll.Sub(now)), human.Duration(t.interval), t.source))
 	}
 	if s.TTL == nil {
 		row("ttl", "unlimited")
 	} else if !s.CreatedAt.IsZero() {
-		row("ttl left", fmtDur(s.CreatedAt.Add(*s.TTL).Sub(now))+" of "+fmtDur(*s.TTL))
+		row("ttl left", human.Duration(s.CreatedAt.Add(*s.TTL).Sub(now))+" of "+human.Duration(*s.TTL))
 	}
 	for _, w := range m.warnings(t, now) {
 		b.WriteString(st.warn.Render("! "+w) + "\n")
@@ -241,7 +242,7 @@ func (m Model) renderDetail(t *task) string {
 		}
 		b.WriteString(st.key.Render("press i to answer") + "\n")
 	}
-	if s.Terminal() && s.Result != "" {
+	if s.Over() && s.Result != "" {
 		b.WriteString("\n" + st.label.Render("result") + "\n" + clip(safe(s.Result), m.width*3) + "\n")
 	}
 
@@ -262,7 +263,7 @@ func (m Model) renderDetail(t *task) string {
 			if i+1 < len(t.history) {
 				end = t.history[i+1].At
 			}
-			line := fmt.Sprintf("  %s  %-14s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), fmtDur(end.Sub(h.At)), safe(h.Message))
+			line := fmt.Sprintf("  %s  %-14s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
 			b.WriteString(clip(line, m.width) + "\n")
 		}
 	}
@@ -373,7 +374,7 @@ func (m Model) renderTable() string {
 		s := t.snap
 		age := ""
 		if !s.CreatedAt.IsZero() {
-			age = fmtDur(now.Sub(s.CreatedAt))
+			age = human.Duration(now.Sub(s.CreatedAt))
 		}
 		next := ""
 		switch {
@@ -383,7 +384,7 @@ func (m Model) renderTable() string {
 		case !t.nextPoll.After(now):
 			next = "now"
 		default:
-			next = fmtDur(ceilSecond(t.nextPoll.Sub(now)))
+			next = human.Duration(ceilSecond(t.nextPoll.Sub(now)))
 		}
 		sel := i == m.cursor
 		c := m.rows.get(id)

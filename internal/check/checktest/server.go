@@ -27,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // Fault names one deliberate defect. The empty Fault is a clean server.
@@ -350,8 +352,6 @@ func (s *Server) duration(tl *tool, args map[string]any) time.Duration {
 	return s.o.Step
 }
 
-func terminal(st string) bool { return st == "completed" || st == "failed" || st == "cancelled" }
-
 // toolResult is the CallToolResult of a finished task (or of an inline run).
 func (s *Server) toolResult(t *task, kind string, answer map[string]any) map[string]any {
 	text := "done"
@@ -399,7 +399,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 func (s *Server) taskObjectLocked(t *task) map[string]any {
 	st := s.stateLocked(t)
 	updated := t.created
-	if terminal(st) || st == "input_required" {
+	if taskstatus.Terminal(st) || st == "input_required" {
 		updated = t.created.Add(s.o.Step)
 	}
 	m := map[string]any{"taskId": t.id, "status": st, "createdAt": stamp(t.created), "lastUpdatedAt": stamp(updated)}
@@ -786,7 +786,7 @@ func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
 		return nil, errf(200, -32602, "unknown task %q", p.TaskID)
 	}
 	st := s.stateLocked(t)
-	if s.is(EarlyExpiry) && m.Method == "tasks/get" && terminal(st) && t.polls >= 1 {
+	if s.is(EarlyExpiry) && m.Method == "tasks/get" && taskstatus.Terminal(st) && t.polls >= 1 {
 		return nil, errf(200, -32602, "unknown task %q", p.TaskID) // ttlMs promised an hour
 	}
 	switch m.Method {
@@ -798,7 +798,7 @@ func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
 			return nil, errf(200, -32602, "unknown task %q", p.TaskID)
 		}
 		d := s.detailedLocked(t)
-		if terminal(st) || st == "input_required" {
+		if taskstatus.Terminal(st) || st == "input_required" {
 			t.polls++
 		}
 		if s.is(TerminalChanges) && st == "completed" && t.polls > 1 {
@@ -826,7 +826,7 @@ func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
 		}
 		return res, nil
 	default: // tasks/cancel
-		if terminal(st) {
+		if taskstatus.Terminal(st) {
 			if s.is(CancelFinishedError) {
 				return nil, errf(200, -32602, "task %q has already finished", p.TaskID)
 			}
@@ -882,7 +882,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, m *request, hasE
 			}
 			d := s.detailedLocked(t)
 			st, _ := d["status"].(string)
-			if !terminal(st) {
+			if !taskstatus.Terminal(st) {
 				done = false
 			}
 			if last[id] != st {
@@ -966,7 +966,7 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request, m *request)
 		s.mu.Lock()
 		var ids []string
 		for id, t := range s.tasks {
-			if t.era == "legacy" && t.session == sid && !(s.is(LegacyListMissing) && terminal(s.stateLocked(t))) {
+			if t.era == "legacy" && t.session == sid && !(s.is(LegacyListMissing) && taskstatus.Terminal(s.stateLocked(t))) {
 				ids = append(ids, id)
 			}
 		}
@@ -1035,11 +1035,11 @@ func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 		return nil, errf(200, -32602, "unknown task %q", p.TaskID)
 	}
 	st := s.stateLocked(t)
-	if s.is(EarlyExpiry) && m.Method == "tasks/get" && terminal(st) && t.polls >= 1 {
+	if s.is(EarlyExpiry) && m.Method == "tasks/get" && taskstatus.Terminal(st) && t.polls >= 1 {
 		return nil, errf(200, -32602, "unknown task %q", p.TaskID) // ttl promised an hour
 	}
 	if m.Method == "tasks/cancel" {
-		if terminal(st) && !s.is(LegacyCancelTerminal) {
+		if taskstatus.Terminal(st) && !s.is(LegacyCancelTerminal) {
 			return nil, errf(200, -32602, "task %q is already %s", t.id, st)
 		}
 		if !s.is(LegacyCancelNoop) {
@@ -1050,7 +1050,7 @@ func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 		return o, nil
 	}
 	o := s.taskObjectLocked(t)
-	if terminal(st) {
+	if taskstatus.Terminal(st) {
 		t.polls++
 		if s.is(TerminalChanges) && st == "completed" && t.polls > 1 {
 			o["status"] = "working"
@@ -1096,7 +1096,7 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 		s.mu.Lock()
 		st := s.stateLocked(t)
 		s.mu.Unlock()
-		if terminal(st) {
+		if taskstatus.Terminal(st) {
 			break
 		}
 		if st == "input_required" && !asked {
