@@ -92,6 +92,10 @@ type Options struct {
 	NoCall bool
 	// Budget bounds the whole run (60 s when zero).
 	Budget time.Duration
+	// Authorized says the requests carry an authorization context (a bearer token or OAuth):
+	// a server may then bind tasks to it, and unguessable task ids are no longer its only
+	// protection (C25-TASKS §Security Considerations), so A36 warns instead of failing.
+	Authorized bool
 	// LongAfter is how long a task may work before the checker treats it as long-running
 	// (and cancels it); zero derives it from the server's poll interval and the budget.
 	LongAfter time.Duration
@@ -254,6 +258,11 @@ type runner struct {
 		tasks, list, cancel, call bool
 	}
 
+	// notes are the 2025-11-25 notifications/tasks/status received, in arrival order (A6b).
+	notes []statusNote
+	// standalone says the 2025-11-25 standalone GET stream was opened (or why not).
+	standalone string
+
 	tools    []*toolInfo
 	toolsErr error
 	calls    []*call
@@ -273,6 +282,8 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 		Protocol:    r.era,
 		Elicitation: true,
 		OnRequest:   r.onRequest,
+		OnNotify:    r.onNotify,
+		LenientCaps: true,
 		Observe: func(era rpc.Era, method string, params map[string]any, result json.RawMessage, err error) {
 			var rerr *rpc.Error
 			if result == nil && !errors.As(err, &rerr) {

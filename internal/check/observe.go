@@ -78,6 +78,10 @@ type taskObs struct {
 	payload    *rpc.Message
 	payloadErr error
 	payloadCh  chan struct{}
+	// payloadSent is the last status seen when tasks/result was sent, payloadAfter the status
+	// a tasks/get sent right after its answer gave (A9b: it must block until the end).
+	payloadSent, payloadAfter string
+	payloadIdx                int // the index of payloadAfter in statuses
 	// cancel evidence
 	cancelMsg   *rpc.Message
 	cancelErr   error
@@ -447,10 +451,19 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			t.asked = true
 			t.mu.Unlock()
 			r.answerTask(ctx, c, m.Result)
+		} else if !r.modern && p.status != "" && !rpc.TaskStatus(p.status).Terminal() {
+			// C25-TASKS §Result Retrieval: tasks/result on a task still working MUST block
+			// until the end; send it now, so that A9b can see whether it does.
+			r.startPayload(ctx, t, p.status)
 		}
 		if rpc.TaskStatus(p.status).Terminal() {
 			if extra < 0 {
 				extra = 2
+				if !r.modern {
+					// C25-TASKS §Task Status Lifecycle: a terminal status MUST NOT change;
+					// watch it over several poll intervals, not only at the first answer.
+					extra = terminalWatch
+				}
 				if !r.modern {
 					r.fetchPayload(ctx, t)
 				}
@@ -501,15 +514,7 @@ func (r *runner) cutTask(c *call) {
 func (r *runner) answerTask(ctx context.Context, c *call, res json.RawMessage) {
 	t := c.task
 	if !r.modern {
-		t.mu.Lock()
-		started := t.payloadCh != nil
-		if !started {
-			t.payloadCh = make(chan struct{})
-		}
-		t.mu.Unlock()
-		if !started {
-			go r.payload(ctx, t)
-		}
+		r.startPayload(ctx, t, "input_required")
 		return
 	}
 	var d struct {
@@ -557,11 +562,46 @@ func (r *runner) answerTask(ctx context.Context, c *call, res json.RawMessage) {
 	t.mu.Unlock()
 }
 
-// payload calls 2025-11-25 tasks/result, which blocks until the task is terminal.
+// terminalWatch is how many more times a finished 2025-11-25 task is polled (at the server's
+// interval) to see that its terminal status never changes.
+const terminalWatch = 4
+
+// startPayload sends tasks/result for a task still at status, once per task, in the
+// background.
+func (r *runner) startPayload(ctx context.Context, t *taskObs, status string) {
+	t.mu.Lock()
+	started := t.payloadCh != nil
+	if !started {
+		t.payloadCh = make(chan struct{})
+		t.payloadSent = status
+	}
+	t.mu.Unlock()
+	if !started {
+		go r.payload(ctx, t)
+	}
+}
+
+// payload calls 2025-11-25 tasks/result, which blocks until the task is terminal; when it
+// answers, a tasks/get says what status the task had by then.
 func (r *runner) payload(ctx context.Context, t *taskObs) {
 	m, err := r.send(ctx, "tasks/result", map[string]any{"taskId": t.id}, req{})
+	after := ""
 	t.mu.Lock()
-	t.payload, t.payloadErr = m, err
+	if err == nil {
+		t.mu.Unlock()
+		g, gerr := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
+		t.mu.Lock()
+		if gerr == nil && g.Result != nil {
+			// It is one more poll: the status rules see it too.
+			after = str(obj(g.Result)["status"])
+			t.polls = append(t.polls, poll{at: time.Now(), msg: g, status: after})
+			if after != "" {
+				t.payloadIdx = len(t.statuses)
+				t.statuses = append(t.statuses, after)
+			}
+		}
+	}
+	t.payload, t.payloadErr, t.payloadAfter = m, err, after
 	close(t.payloadCh)
 	t.mu.Unlock()
 }
@@ -573,6 +613,7 @@ func (r *runner) fetchPayload(ctx context.Context, t *taskObs) {
 	ch := t.payloadCh
 	if ch == nil {
 		t.payloadCh = make(chan struct{})
+		t.payloadSent = "terminal" // sent after the end: A9b has nothing to judge
 	}
 	t.mu.Unlock()
 	if ch == nil {
