@@ -50,6 +50,8 @@ type Result struct {
 	Seen string `json:"seen,omitempty"`
 	// Tools names the tools whose behaviour the rule was judged on, when it needed any.
 	Tools []string `json:"tools,omitempty"`
+	// Quote is the spec sentence a failure or warning breaks (2025-11-25 rules).
+	Quote string `json:"quote,omitempty"`
 }
 
 // ToolSpec names a tool to call with the given arguments (--tool NAME --args JSON).
@@ -301,7 +303,11 @@ func (r *runner) add(id, title, section string, st Status, seen string, tools ..
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sort.Strings(tools)
-	r.results = append(r.results, Result{ID: id, Era: r.era, Title: title, Section: section, Status: st, Seen: short(seen), Tools: dedupe(tools)})
+	res := Result{ID: id, Era: r.era, Title: title, Section: section, Status: st, Seen: short(seen), Tools: dedupe(tools)}
+	if st == Fail || st == Warn {
+		res.Quote = Quotes[id]
+	}
+	r.results = append(r.results, res)
 	if st == Skip && strings.HasPrefix(seen, errBudget.Error()) {
 		r.cut = append(r.cut, r.era+" "+id+" "+title)
 	}
