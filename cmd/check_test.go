@@ -122,6 +122,7 @@ func TestCheckBrokenServers(t *testing.T) {
 		{checktest.LegacyBadCursor, "2025/A13b", ""},
 		{checktest.LegacyNotifyChanges, "2025/A6b", ""},
 		{checktest.LegacyNotifyRelated, "", "2025/A12"},
+		{checktest.LegacyMetaWins, "2025/A7d", ""},
 	}
 	// The runs wait on the network, not the CPU: run them side by side, then judge each.
 	type outcome struct {

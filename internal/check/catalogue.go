@@ -69,6 +69,7 @@ var Rules = []Rule{
 	{"A7", "2025-11-25", "an unknown taskId on tasks/get is -32602", "C25-TASKS §Error Handling", "the tasks capability"},
 	{"A7b", "2025-11-25", "an unknown taskId on tasks/result is -32602", "C25-TASKS §Error Handling", "the tasks capability"},
 	{"A7c", "2025-11-25", "an unknown taskId on tasks/cancel is -32602", "C25-TASKS §Error Handling", "the tasks capability"},
+	{"A7d", "2025-11-25", "tasks/get names its task by taskId, whatever related-task metadata the request carries", "C25-TASKS §Associating Task-Related Messages", needsTask},
 	{"A8", "2025-11-25", "tasks/cancel answers the task as cancelled, and it stays cancelled", "C25-TASKS §Task Cancellation", needsLong + "; tasks.cancel"},
 	{"A8b", "2025-11-25", "tasks/cancel of a finished task is refused with -32602", "C25-TASKS §Task Cancellation", needsFinished + "; tasks.cancel"},
 	{"A9", "2025-11-25", "tasks/result returns the result with related-task meta", "C25-TASKS §Related Task Metadata", needsFinished + " with a result"},

@@ -195,7 +195,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 		if answered && (t.payloadSent == "working" || t.payloadSent == "input_required") {
 			early = append(early, c)
 		}
-		if st := t.terminal(); answered && (st == "completed" || st == "failed") {
+		if st := finalStatus(t); answered && (st == "completed" || st == "failed") {
 			ended = append(ended, c)
 		}
 		t.mu.Unlock()
@@ -224,7 +224,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	}
 	r.judgeTasks("A9c", a9c, sec, false, ended, why, func(c *call) string {
 		t := c.task
-		st := t.terminal()
+		st := finalStatus(t)
 		switch {
 		case st == "failed" && t.payload.Result != nil && !isErrorResult(t.payload.Result):
 			return "the task ended failed, yet tasks/result returned a success-shaped result (no JSON-RPC error, no isError): " + quote(t.payload.Result)
@@ -284,7 +284,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 		}
 		seq[tk.TaskID] = append(seq[tk.TaskID], tk.Status)
 		c.task.mu.Lock()
-		final := c.task.terminal()
+		final := finalStatus(c.task)
 		c.task.mu.Unlock()
 		if rpc.TaskStatus(tk.Status).Terminal() && final != "" && tk.Status != final {
 			bad = append(bad, fmt.Sprintf("%s: a notification says task %s is %s, tasks/get said %s", c.tool.name, tk.TaskID, tk.Status, final))
@@ -338,4 +338,58 @@ func (r *runner) judgeIDs(tasks []*call, none string) {
 		}
 		return p
 	})
+}
+
+// metaProbe (A7d): C25-TASKS §Associating Task-Related Messages: "For the tasks/get,
+// tasks/result, and tasks/cancel operations, the taskId parameter in the request MUST be used
+// as the source of truth for identifying the target task. … receivers MUST ignore such
+// metadata if present in favor of the RPC method parameter." One tasks/get names a real task
+// in taskId and an unknown one in related-task metadata.
+func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
+	const id, title, sec = "A7d", "tasks/get names its task by taskId, whatever related-task metadata the request carries", "C25-TASKS §Associating Task-Related Messages"
+	if len(tasks) == 0 {
+		r.add(id, title, sec, Skip, none)
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// A task tasks/get retrieves right now, without metadata: the control.
+	var c *call
+	for _, x := range tasks {
+		if x.task.vanished != nil {
+			continue
+		}
+		if g, err := r.send(pctx, "tasks/get", map[string]any{"taskId": x.task.id}, req{}); err == nil && g.Error == nil {
+			c = x
+			break
+		}
+	}
+	if c == nil {
+		r.add(id, title, sec, Skip, "no task was still retrievable with tasks/get")
+		return
+	}
+	m, err := r.send(pctx, "tasks/get", map[string]any{"taskId": c.task.id,
+		"_meta": map[string]any{rpc.MetaRelatedTask: map[string]any{"taskId": unknownID}}}, req{})
+	problem := ""
+	switch {
+	case err != nil:
+		problem = err.Error()
+	case m.Error != nil:
+		problem = fmt.Sprintf("tasks/get of task %s with related-task {taskId: %s} in _meta got %s: the metadata was taken over the parameter", c.task.id, unknownID, describe(m, nil))
+	case str(obj(m.Result)["taskId"]) != c.task.id:
+		problem = fmt.Sprintf("tasks/get of task %s with related-task {taskId: %s} in _meta answered %s", c.task.id, unknownID, quote(m.Result))
+	}
+	r.verdict(id, title, sec, problem, false, c.tool.name)
+}
+
+// finalStatus is the first terminal status the server gave for t (with t.mu held): for a task
+// the checker cancelled while it was still working, the status the cancel answered, since
+// every later tasks/get comes after it.
+func finalStatus(t *taskObs) string {
+	if t.long && t.cancelMsg != nil && t.cancelMsg.Result != nil {
+		if st := str(obj(t.cancelMsg.Result)["status"]); rpc.TaskStatus(st).Terminal() {
+			return st
+		}
+	}
+	return t.terminal()
 }

@@ -57,7 +57,10 @@ type taskObs struct {
 	ttl    *time.Duration  // from the CreateTaskResult; nil = unlimited or unknown
 	poll   time.Duration   // the server's suggested interval
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// pollMu serialises the tasks/get of one task (the follower's and the one after
+	// tasks/result), so that statuses are in the order the server gave them.
+	pollMu   sync.Mutex
 	polls    []poll
 	statuses []string // the creation status, then each tasks/get's
 	// vanished is the error of a tasks/get that said the task is unknown, and when.
@@ -409,6 +412,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			case <-time.After(pollDelay(t)):
 			}
 		}
+		t.pollMu.Lock()
 		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
 		p := poll{at: time.Now(), msg: m, err: err}
 		if m != nil && m.Result != nil {
@@ -426,6 +430,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			t.statuses = append(t.statuses, p.status)
 		}
 		t.mu.Unlock()
+		t.pollMu.Unlock()
 		switch {
 		case errors.Is(err, errBudget):
 			r.cutTask(c)
@@ -586,6 +591,10 @@ func (r *runner) startPayload(ctx context.Context, t *taskObs, status string) {
 func (r *runner) payload(ctx context.Context, t *taskObs) {
 	m, err := r.send(ctx, "tasks/result", map[string]any{"taskId": t.id}, req{})
 	after := ""
+	if err == nil {
+		t.pollMu.Lock()
+		defer t.pollMu.Unlock()
+	}
 	t.mu.Lock()
 	if err == nil {
 		t.mu.Unlock()

@@ -16,6 +16,7 @@ var Quotes = map[string]string{
 	"A7":   "Receivers MUST return standard JSON-RPC errors for the following protocol error cases: Invalid or nonexistent taskId in tasks/get, tasks/result, or tasks/cancel: -32602 (Invalid params).",
 	"A7b":  "Receivers MUST return standard JSON-RPC errors for the following protocol error cases: Invalid or nonexistent taskId in tasks/get, tasks/result, or tasks/cancel: -32602 (Invalid params).",
 	"A7c":  "Receivers MUST return standard JSON-RPC errors for the following protocol error cases: Invalid or nonexistent taskId in tasks/get, tasks/result, or tasks/cancel: -32602 (Invalid params).",
+	"A7d":  "For the tasks/get, tasks/result, and tasks/cancel operations, the taskId parameter in the request MUST be used as the source of truth for identifying the target task. … receivers MUST ignore such metadata if present in favor of the RPC method parameter.",
 	"A8":   "Upon receiving a valid cancellation request, receivers … MUST transition the task to cancelled status before sending the response. Once a task is cancelled, it MUST remain in cancelled status even if execution continues to completion or fails.",
 	"A8b":  "Receivers MUST reject cancellation requests for tasks already in a terminal status (completed, failed, or cancelled) with error code -32602 (Invalid params).",
 	"A9":   "The tasks/result operation MUST include this metadata [io.modelcontextprotocol/related-task] in its response, as the result structure itself does not contain the task ID.",

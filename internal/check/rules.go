@@ -1261,6 +1261,7 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 	default:
 		r.add("A11", a11, a11sec, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
 	}
+	r.metaProbe(ctx, tasks, none)
 	r.judgeCancelLegacy(ctx, none)
 	r.judgeList(ctx, tasks, none)
 }

@@ -96,6 +96,7 @@ const (
 	LegacyBadCursor      Fault = "legacy-bad-cursor"      // tasks/list ignores a cursor it never gave
 	LegacyNotifyChanges  Fault = "legacy-notify-changes"  // a status notification turns a completed task working again
 	LegacyNotifyRelated  Fault = "legacy-notify-related"  // status notifications carry related-task meta (SHOULD NOT: warn)
+	LegacyMetaWins       Fault = "legacy-meta-wins"       // tasks/get takes the task from related-task meta over taskId
 
 	// Both eras.
 	TerminalChanges Fault = "terminal-changes" // a completed task turns working again
@@ -1056,8 +1057,16 @@ func (s *Server) legacyCall(m *request, sid string) (any, *rpcError) {
 func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 	var p struct {
 		TaskID string `json:"taskId"`
+		Meta   struct {
+			Related *struct {
+				TaskID string `json:"taskId"`
+			} `json:"io.modelcontextprotocol/related-task"`
+		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
+	if s.is(LegacyMetaWins) && p.Meta.Related != nil {
+		p.TaskID = p.Meta.Related.TaskID
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tasks[p.TaskID]
