@@ -408,7 +408,11 @@ func TestCheckReports(t *testing.T) {
 //   - A3: C25-TASKS §Tool-Level Negotiation: "If execution.taskSupport is "required" ...
 //     Servers MUST return a -32601 (Method not found) error if a client does not attempt to
 //     do so." It answers a CallToolResult with isError whose text quotes -32601 instead.
-var everythingFindings = map[string]string{"A3": "requires task augmentation"}
+//   - A7d: C25-TASKS §Associating Task-Related Messages: for tasks/get "receivers MUST
+//     ignore such metadata if present in favor of the RPC method parameter". The SDK's
+//     Protocol looks up the related-task of every request and answers -32602 when it is
+//     unknown, even on tasks/get naming a real task.
+var everythingFindings = map[string]string{"A3": "requires task augmentation", "A7d": "Task not found: mcptask-check-no-such-task"}
 
 // mcptask check against the official reference server, over HTTP and stdio: it speaks only
 // 2025-11-25, and the checker runs its task rules on simulate-research-query without being
@@ -493,11 +497,16 @@ func contains(list []string, s string) bool {
 // testdata/interop) itself breaks, and how `mcptask check` words each; the README's
 // "Checking a server" lists them. The library (server/mcp.js, McpServer with registerToolTask)
 // wraps the -32601 for a task-only tool called without task into a CallToolResult with
-// isError (A3). Its example simpleTaskInteractive (a low-level Server with its own task
+// isError (A3); its Protocol (shared/protocol.js) looks up the related-task metadata of every
+// request and refuses one naming an unknown task with -32602, even a tasks/get whose taskId
+// names a real task, where the metadata MUST be ignored (A7d). Its example simpleTaskInteractive (a low-level Server with its own task
 // handlers) answers plain Errors, so -32603 where -32601 / -32602 are required (A3, A7, A7b),
 // and creates its tasks in input_required (A4).
 var sdkV1Deviations = map[string]map[string]string{
-	"everything": {"A3": "MCP error -32601: Tool simulate-research-query requires task augmentation"},
+	"everything": {
+		"A3":  "MCP error -32601: Tool simulate-research-query requires task augmentation",
+		"A7d": `with an unknown task in _meta related-task, got error -32602 "MCP error -32602: Task not found`,
+	},
 	"simpleTaskInteractive": {
 		"A3":  `got error -32603 "Tool confirm_delete requires task mode", want -32601`,
 		"A4":  "the CreateTaskResult says input_required",

@@ -375,9 +375,9 @@ func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
 	case err != nil:
 		problem = err.Error()
 	case m.Error != nil:
-		problem = fmt.Sprintf("tasks/get of task %s with related-task {taskId: %s} in _meta got %s: the metadata was taken over the parameter", c.task.id, unknownID, describe(m, nil))
+		problem = fmt.Sprintf("a tasks/get of a retrievable task, with an unknown task in _meta related-task, got %s", describe(m, nil))
 	case str(obj(m.Result)["taskId"]) != c.task.id:
-		problem = fmt.Sprintf("tasks/get of task %s with related-task {taskId: %s} in _meta answered %s", c.task.id, unknownID, quote(m.Result))
+		problem = fmt.Sprintf("a tasks/get of task %s, with an unknown task in _meta related-task, answered %s", c.task.id, quote(m.Result))
 	}
 	r.verdict(id, title, sec, problem, false, c.tool.name)
 }
