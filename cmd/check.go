@@ -276,7 +276,11 @@ func writeJUnit(path, server string, rep *check.Report) error {
 		msg := fmt.Sprintf("%s (%s): %s", r.ID, r.Section, r.Seen)
 		switch r.Status {
 		case check.Fail:
-			tc.Failure = &failure{Message: msg, Text: r.Title + "\n" + msg}
+			text := r.Title + "\n" + msg
+			if r.Quote != "" {
+				text += "\nthe spec says: " + r.Quote
+			}
+			tc.Failure = &failure{Message: msg, Text: text}
 			s.Failures++
 		case check.Skip:
 			tc.Skipped = &failure{Message: r.Seen}

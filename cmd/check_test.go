@@ -573,3 +573,18 @@ func TestCheckSDKv1(t *testing.T) {
 		})
 	}
 }
+
+// A guessable task id fails A36 without an authorization context (the broken-servers table),
+// and is a warning when the run sends an Authorization header, to which the server may bind
+// its tasks instead (C25-TASKS §Security Considerations).
+func TestCheckIDsWithAuthorization(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{Fault: checktest.WeakIDs})
+	r := runCLI(t, t.Context(), map[string]string{"CHECK_TOKEN": "not-a-real-token"}, "check", "--server", s.URL, "--protocol", "2025-11-25", "--bearer-env", "CHECK_TOKEN")
+	v := verdicts(t, r.Stdout)
+	if v["2025/A36"] != "warn" || len(with(v, "fail")) > 0 {
+		t.Errorf("A36 %q, failed %v: want a warning and no failure\n%s", v["2025/A36"], with(v, "fail"), r.Stdout)
+	}
+	if strings.Contains(r.Stdout+r.Stderr, "not-a-real-token") {
+		t.Error("the token was printed")
+	}
+}

@@ -61,9 +61,9 @@ func (r *runner) openStandalone(ctx context.Context) {
 // capsRule judges A1 on the raw capabilities object, so that wrong JSON types are a finding
 // with what was seen (a key that is present counts as declared, whatever its type, so that
 // the other rules still run).
-func (r *runner) capsRule() {
+func (r *runner) capsRule(rawCaps json.RawMessage) {
 	const a1, a1sec = "tasks capability uses list, cancel and requests.tools.call", "C25-TASKS §Server Capabilities"
-	caps := obj(r.c.Capabilities())
+	caps := obj(rawCaps)
 	raw, ok := caps["tasks"]
 	if !ok || string(raw) == "null" {
 		r.add("A1", a1, a1sec, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")

@@ -1041,7 +1041,7 @@ func errOrNothing(err error) string {
 // 2025-11-25
 
 func (r *runner) runLegacy(ctx context.Context) {
-	r.capsRule()
+	r.capsRule(r.c.Capabilities())
 	r.openStandalone(ctx)
 	r.legacyProbes(ctx)
 	r.toolsPhase(ctx)
