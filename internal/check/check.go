@@ -264,6 +264,8 @@ type runner struct {
 	notes []statusNote
 	// standalone says the 2025-11-25 standalone GET stream was opened (or why not).
 	standalone string
+	// early counts the tasks/result sent before their task ended, still waiting (maxEarly).
+	early int
 
 	tools    []*toolInfo
 	toolsErr error

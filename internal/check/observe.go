@@ -84,7 +84,8 @@ type taskObs struct {
 	// payloadSent is the last status seen when tasks/result was sent, payloadAfter the status
 	// a tasks/get sent right after its answer gave (A9b: it must block until the end).
 	payloadSent, payloadAfter string
-	payloadIdx                int // the index of payloadAfter in statuses
+	payloadIdx                int  // the index of payloadAfter in statuses
+	early                     bool // its tasks/result holds one of the maxEarly slots
 	// cancel evidence
 	cancelMsg   *rpc.Message
 	cancelErr   error
@@ -456,7 +457,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			t.asked = true
 			t.mu.Unlock()
 			r.answerTask(ctx, c, m.Result)
-		} else if !r.modern && p.status != "" && !rpc.TaskStatus(p.status).Terminal() {
+		} else if !r.modern && p.status != "" && !rpc.TaskStatus(p.status).Terminal() && r.takeEarly(t) {
 			// C25-TASKS §Result Retrieval: tasks/result on a task still working MUST block
 			// until the end; send it now, so that A9b can see whether it does.
 			r.startPayload(ctx, t, p.status)
@@ -571,6 +572,26 @@ func (r *runner) answerTask(ctx context.Context, c *call, res json.RawMessage) {
 // interval) to see that its terminal status never changes.
 const terminalWatch = 4
 
+// maxEarly bounds the tasks/result sent early (each holds a connection, or an SSE stream,
+// until its task ends), so that polls never wait for a connection (--max-conns is 8 by
+// default, and the GET stream holds one more); a task that asks for input always gets its
+// tasks/result, as that is where its questions come.
+const maxEarly = 2
+
+// takeEarly reserves one of the maxEarly early tasks/result for t, once.
+func (r *runner) takeEarly(t *taskObs) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.payloadCh != nil || t.early || r.early >= maxEarly {
+		return false
+	}
+	t.early = true
+	r.early++
+	return true
+}
+
 // startPayload sends tasks/result for a task still at status, once per task, in the
 // background.
 func (r *runner) startPayload(ctx context.Context, t *taskObs, status string) {
@@ -612,7 +633,13 @@ func (r *runner) payload(ctx context.Context, t *taskObs) {
 	}
 	t.payload, t.payloadErr, t.payloadAfter = m, err, after
 	close(t.payloadCh)
+	early := t.early
 	t.mu.Unlock()
+	if early {
+		r.mu.Lock()
+		r.early--
+		r.mu.Unlock()
+	}
 }
 
 // fetchPayload gets the result of a finished 2025-11-25 task, waiting for a tasks/result

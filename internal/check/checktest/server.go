@@ -89,7 +89,7 @@ const (
 	LegacyVersionHeader  Fault = "legacy-version-header"  // an invalid MCP-Protocol-Version is accepted
 	LegacyCapsTypes      Fault = "legacy-caps-types"      // capabilities.tasks.list is true, not an object
 	LegacyUndeclared     Fault = "legacy-undeclared"      // no tasks capability, yet task-augmented calls make tasks
-	LegacyResultEarly    Fault = "legacy-result-early"    // tasks/result answers at once while the task is still working
+	LegacyResultEarly    Fault = "legacy-result-early"    // tasks/result of a task that asks for input answers at once, never asking
 	LegacyFailedSuccess  Fault = "legacy-failed-success"  // tasks/result of a failed task is a success-shaped result
 	LegacyTerminalLate   Fault = "legacy-terminal-late"   // a completed task turns working again, four polls later
 	LegacyCancelLate     Fault = "legacy-cancel-late"     // a cancelled task says completed, three polls after the cancel
@@ -1148,7 +1148,7 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 		s.mu.Lock()
 		st := s.stateLocked(t)
 		s.mu.Unlock()
-		if !terminal(st) {
+		if !terminal(st) && t.kind == "input" {
 			res := s.toolResult(t, t.kind, t.answer) // C25-TASKS §Result Retrieval: it MUST block
 			res["_meta"] = related
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
