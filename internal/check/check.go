@@ -261,7 +261,8 @@ type runner struct {
 	}
 
 	// notes are the 2025-11-25 notifications/tasks/status received, in arrival order (A6b).
-	notes []statusNote
+	notes        []statusNote
+	notesDropped int
 	// standalone says the 2025-11-25 standalone GET stream was opened (or why not).
 	standalone string
 	// early counts the tasks/result sent before their task ended, still waiting (maxEarly).

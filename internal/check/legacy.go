@@ -30,12 +30,25 @@ func (r *runner) onNotify(method string, params json.RawMessage) {
 	if r.modern || method != "notifications/tasks/status" {
 		return
 	}
+	r.mu.Lock()
+	if len(r.notes) >= maxNotes {
+		// A server that floods the stream gets the first maxNotes judged, not the memory
+		// and the time of the run.
+		r.notesDropped++
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
 	doc, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 	problem := official.validate(schemaLegacy, "TaskStatusNotification", doc)
 	r.mu.Lock()
 	r.notes = append(r.notes, statusNote{at: time.Now(), params: params, problem: problem})
 	r.mu.Unlock()
 }
+
+// maxNotes bounds the status notifications kept and validated in one run: a few tasks that
+// change status a few times send tens.
+const maxNotes = 2000
 
 // openStandalone opens the 2025-11-25 standalone GET stream for the rest of the era, where
 // servers on the official TypeScript SDK send notifications/tasks/status and the requests of
@@ -245,6 +258,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 		"C25-TASKS §Task Status Notification, §Task Status Lifecycle; C25-SCHEMA TaskStatusNotification"
 	r.mu.Lock()
 	notes := append([]statusNote(nil), r.notes...)
+	dropped := r.notesDropped
 	r.mu.Unlock()
 	if len(notes) == 0 {
 		if len(tasks) > 0 {
@@ -296,7 +310,11 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 		}
 	}
 	sort.Strings(tools)
-	r.verdict(id, title, sec, joinMax(dedupeSorted(bad), 2), false, tools...)
+	problem := joinMax(dedupeSorted(bad), 2)
+	if problem != "" && dropped > 0 {
+		problem += fmt.Sprintf(" (the first %d notifications judged, %d more ignored)", maxNotes, dropped)
+	}
+	r.verdict(id, title, sec, problem, false, tools...)
 }
 
 // relatedNote says whether a status notification for task id carries related-task meta

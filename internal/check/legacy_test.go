@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcptask/mcptask/internal/check/checktest"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -63,6 +65,25 @@ func TestCapsRuleTypes(t *testing.T) {
 		}
 		if r.legacyCaps.list != tt.list || r.legacyCaps.call != tt.call {
 			t.Errorf("%s: list %v call %v, want %v %v", tt.caps, r.legacyCaps.list, r.legacyCaps.call, tt.list, tt.call)
+		}
+	}
+}
+
+// A server that floods the GET stream with status notifications gets the first maxNotes
+// judged; the run keeps to its budget and judges A6b.
+func TestNotifyFloodBounded(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{Fault: checktest.LegacyNotifyFlood})
+	budget := 20 * time.Second
+	rep := Run(t.Context(), Options{HTTP: true, Connect: connector(s.URL), Eras: []string{rpc.VersionLegacy}, Budget: budget})
+	if rep.Used > budget {
+		t.Errorf("took %s, over the %s budget", rep.Used, budget)
+	}
+	for _, r := range rep.Results {
+		if r.ID == "A6b" && r.Status != Pass {
+			t.Errorf("A6b %s: %s", r.Status, r.Seen)
+		}
+		if r.Status == Fail {
+			t.Errorf("%s failed: %s", r.ID, r.Seen)
 		}
 	}
 }

@@ -97,6 +97,10 @@ const (
 	LegacyNotifyChanges  Fault = "legacy-notify-changes"  // a status notification turns a completed task working again
 	LegacyNotifyRelated  Fault = "legacy-notify-related"  // status notifications carry related-task meta (SHOULD NOT: warn)
 	LegacyMetaWins       Fault = "legacy-meta-wins"       // tasks/get takes the task from related-task meta over taskId
+	// LegacyNotifyFlood is not a broken rule but a hostile stream: the first status of every
+	// task is sent 20000 times (each one valid). The checker judges what it keeps and stays in
+	// its budget.
+	LegacyNotifyFlood Fault = "legacy-notify-flood"
 
 	// Both eras.
 	TerminalChanges Fault = "terminal-changes" // a completed task turns working again
@@ -1261,6 +1265,9 @@ func (s *Server) legacyStream(w http.ResponseWriter, r *http.Request) {
 				o["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": o["taskId"]}}
 			}
 			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": o})
+			for i := 0; s.is(LegacyNotifyFlood) && o["status"] == "working" && i < 20000; i++ {
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": o})
+			}
 			if s.is(LegacyNotifyChanges) && o["status"] == "completed" {
 				o["status"] = "working"
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": o})
