@@ -139,6 +139,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		Tools:  tools,
 		NoCall: opts.NoCall,
 		Budget: opts.Budget,
+		// A36: an explicit Authorization header (--bearer-env, --header) is an authorization
+		// context the server may bind tasks to.
+		Authorized: hdr.Get("Authorization") != "",
 		Connect: func(ctx context.Context, era string, co rpc.ClientOptions) (*rpc.Client, error) {
 			co.Protocol = era
 			c, _, err := f.connectRef(ctx, ref, hdr, co)
@@ -195,6 +198,18 @@ func writeCheckTable(w io.Writer, rep *check.Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Era, r.Status, r.Title, r.Section, termsafe.Line(seen))
 	}
 	tw.Flush()
+	// The words of the spec each failure and warning breaks, where the catalogue has them.
+	first := true
+	for _, r := range rep.Results {
+		if r.Quote == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+		fmt.Fprintf(w, "%s %s %s: the spec says %q\n", r.ID, r.Era, r.Status, r.Quote)
+	}
 	if len(rep.Tools) == 0 {
 		return
 	}
@@ -261,7 +276,11 @@ func writeJUnit(path, server string, rep *check.Report) error {
 		msg := fmt.Sprintf("%s (%s): %s", r.ID, r.Section, r.Seen)
 		switch r.Status {
 		case check.Fail:
-			tc.Failure = &failure{Message: msg, Text: r.Title + "\n" + msg}
+			text := r.Title + "\n" + msg
+			if r.Quote != "" {
+				text += "\nthe spec says: " + r.Quote
+			}
+			tc.Failure = &failure{Message: msg, Text: text}
 			s.Failures++
 		case check.Skip:
 			tc.Skipped = &failure{Message: r.Seen}

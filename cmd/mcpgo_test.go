@@ -74,10 +74,15 @@ func TestCheckMCPGo(t *testing.T) {
 	if !strings.Contains(r.Stdout, "B17b") || !strings.Contains(r.Stdout, "§") {
 		t.Errorf("the warning does not cite its section:\n%s", r.Stdout)
 	}
-	// A real finding on mcp-go v1.2.1: an unsupported MCP-Protocol-Version gets a plain-text
-	// HTTP 400, not the JSON-RPC -32022 with data.supported that C26-VER requires.
-	if f := with(v, "fail"); !slices.Equal(f, []string{"2026/B20"}) {
-		t.Errorf("mcp-go fails %v; want exactly 2026/B20 (plain-text 400 for an unsupported version)\n%s", f, r.Stdout)
+	// Real findings on mcp-go v1.2.1: an unsupported MCP-Protocol-Version gets a plain-text
+	// HTTP 400, not the JSON-RPC -32022 with data.supported that C26-VER requires (B20); its
+	// notifications/tasks/status leave out ttl, though C25-TASKS says "The notification includes
+	// the full Task object" and the schema's Task requires ttl (A6b).
+	if f := with(v, "fail"); !slices.Equal(f, []string{"2025/A6b", "2026/B20"}) {
+		t.Errorf("mcp-go fails %v; want exactly 2025/A6b (no ttl in status notifications) and 2026/B20 (plain-text 400 for an unsupported version)\n%s", f, r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, "missing property 'ttl'") {
+		t.Errorf("A6b does not say what was missing:\n%s", r.Stdout)
 	}
 	if v["2025/A4"] != "pass" {
 		t.Errorf("the 2025-11-25 task rules did not run on mcp-go's task tool (A4 %q):\n%s\n%s", v["2025/A4"], r.Stdout, r.Stderr)

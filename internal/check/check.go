@@ -50,6 +50,8 @@ type Result struct {
 	Seen string `json:"seen,omitempty"`
 	// Tools names the tools whose behaviour the rule was judged on, when it needed any.
 	Tools []string `json:"tools,omitempty"`
+	// Quote is the spec sentence a failure or warning breaks (2025-11-25 rules).
+	Quote string `json:"quote,omitempty"`
 }
 
 // ToolSpec names a tool to call with the given arguments (--tool NAME --args JSON).
@@ -92,6 +94,10 @@ type Options struct {
 	NoCall bool
 	// Budget bounds the whole run (60 s when zero).
 	Budget time.Duration
+	// Authorized says the requests carry an authorization context (a bearer token or OAuth):
+	// a server may then bind tasks to it, and unguessable task ids are no longer its only
+	// protection (C25-TASKS §Security Considerations), so A36 warns instead of failing.
+	Authorized bool
 	// LongAfter is how long a task may work before the checker treats it as long-running
 	// (and cancels it); zero derives it from the server's poll interval and the budget.
 	LongAfter time.Duration
@@ -258,6 +264,14 @@ type runner struct {
 		tasks, list, cancel, call bool
 	}
 
+	// notes are the 2025-11-25 notifications/tasks/status received, in arrival order (A6b).
+	notes        []statusNote
+	notesDropped int
+	// standalone says the 2025-11-25 standalone GET stream was opened (or why not).
+	standalone string
+	// early counts the tasks/result sent before their task ended, still waiting (maxEarly).
+	early int
+
 	tools    []*toolInfo
 	toolsErr error
 	calls    []*call
@@ -277,6 +291,8 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 		Protocol:    r.era,
 		Elicitation: true,
 		OnRequest:   r.onRequest,
+		OnNotify:    r.onNotify,
+		LenientCaps: true,
 		Observe: func(era rpc.Era, method string, params map[string]any, result json.RawMessage, err error) {
 			var rerr *rpc.Error
 			if result == nil && !errors.As(err, &rerr) {
@@ -294,7 +310,11 @@ func (r *runner) add(id, title, section string, st Status, seen string, tools ..
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sort.Strings(tools)
-	r.results = append(r.results, Result{ID: id, Era: r.era, Title: title, Section: section, Status: st, Seen: short(seen), Tools: dedupe(tools)})
+	res := Result{ID: id, Era: r.era, Title: title, Section: section, Status: st, Seen: short(seen), Tools: dedupe(tools)}
+	if st == Fail || st == Warn {
+		res.Quote = Quotes[id]
+	}
+	r.results = append(r.results, res)
 	if st == Skip && strings.HasPrefix(seen, errBudget.Error()) {
 		r.cut = append(r.cut, r.era+" "+id+" "+title)
 	}

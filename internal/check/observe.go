@@ -57,7 +57,10 @@ type taskObs struct {
 	ttl    *time.Duration  // from the CreateTaskResult; nil = unlimited or unknown
 	poll   time.Duration   // the server's suggested interval
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// pollMu serialises the tasks/get of one task (the follower's and the one after
+	// tasks/result), so that statuses are in the order the server gave them.
+	pollMu   sync.Mutex
 	polls    []poll
 	statuses []string // the creation status, then each tasks/get's
 	// vanished is the error of a tasks/get that said the task is unknown, and when.
@@ -78,6 +81,11 @@ type taskObs struct {
 	payload    *rpc.Message
 	payloadErr error
 	payloadCh  chan struct{}
+	// payloadSent is the last status seen when tasks/result was sent, payloadAfter the status
+	// a tasks/get sent right after its answer gave (A9b: it must block until the end).
+	payloadSent, payloadAfter string
+	payloadIdx                int  // the index of payloadAfter in statuses
+	early                     bool // its tasks/result holds one of the maxEarly slots
 	// cancel evidence
 	cancelMsg   *rpc.Message
 	cancelErr   error
@@ -421,6 +429,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			case <-time.After(pollDelay(t)):
 			}
 		}
+		t.pollMu.Lock()
 		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
 		p := poll{at: time.Now(), msg: m, err: err}
 		if m != nil && m.Result != nil {
@@ -438,6 +447,7 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			t.statuses = append(t.statuses, p.status)
 		}
 		t.mu.Unlock()
+		t.pollMu.Unlock()
 		switch {
 		case errors.Is(err, errBudget):
 			r.cutTask(c)
@@ -463,10 +473,19 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			t.asked = true
 			t.mu.Unlock()
 			r.answerTask(ctx, c, m.Result)
+		} else if !r.modern && p.status != "" && !rpc.TaskStatus(p.status).Terminal() && r.takeEarly(t) {
+			// C25-TASKS §Result Retrieval: tasks/result on a task still working MUST block
+			// until the end; send it now, so that A9b can see whether it does.
+			r.startPayload(ctx, t, p.status)
 		}
 		if rpc.TaskStatus(p.status).Terminal() {
 			if extra < 0 {
 				extra = 2
+				if !r.modern {
+					// C25-TASKS §Task Status Lifecycle: a terminal status MUST NOT change;
+					// watch it over several poll intervals, not only at the first answer.
+					extra = terminalWatch
+				}
 				if !r.modern {
 					r.fetchPayload(ctx, t)
 				}
@@ -517,15 +536,7 @@ func (r *runner) cutTask(c *call) {
 func (r *runner) answerTask(ctx context.Context, c *call, res json.RawMessage) {
 	t := c.task
 	if !r.modern {
-		t.mu.Lock()
-		started := t.payloadCh != nil
-		if !started {
-			t.payloadCh = make(chan struct{})
-		}
-		t.mu.Unlock()
-		if !started {
-			go r.payload(ctx, t)
-		}
+		r.startPayload(ctx, t, "input_required")
 		return
 	}
 	var d struct {
@@ -573,13 +584,78 @@ func (r *runner) answerTask(ctx context.Context, c *call, res json.RawMessage) {
 	t.mu.Unlock()
 }
 
-// payload calls 2025-11-25 tasks/result, which blocks until the task is terminal.
+// terminalWatch is how many more times a finished 2025-11-25 task is polled (at the server's
+// interval) to see that its terminal status never changes.
+const terminalWatch = 4
+
+// maxEarly bounds the tasks/result sent early (each holds a connection, or an SSE stream,
+// until its task ends), so that polls never wait for a connection (--max-conns is 8 by
+// default, and the GET stream holds one more); a task that asks for input always gets its
+// tasks/result, as that is where its questions come.
+const maxEarly = 2
+
+// takeEarly reserves one of the maxEarly early tasks/result for t, once.
+func (r *runner) takeEarly(t *taskObs) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.payloadCh != nil || t.early || r.early >= maxEarly {
+		return false
+	}
+	t.early = true
+	r.early++
+	return true
+}
+
+// startPayload sends tasks/result for a task still at status, once per task, in the
+// background.
+func (r *runner) startPayload(ctx context.Context, t *taskObs, status string) {
+	t.mu.Lock()
+	started := t.payloadCh != nil
+	if !started {
+		t.payloadCh = make(chan struct{})
+		t.payloadSent = status
+	}
+	t.mu.Unlock()
+	if !started {
+		go r.payload(ctx, t)
+	}
+}
+
+// payload calls 2025-11-25 tasks/result, which blocks until the task is terminal; when it
+// answers, a tasks/get says what status the task had by then.
 func (r *runner) payload(ctx context.Context, t *taskObs) {
 	m, err := r.send(ctx, "tasks/result", map[string]any{"taskId": t.id}, req{})
+	after := ""
+	if err == nil {
+		t.pollMu.Lock()
+		defer t.pollMu.Unlock()
+	}
 	t.mu.Lock()
-	t.payload, t.payloadErr = m, err
+	if err == nil {
+		t.mu.Unlock()
+		g, gerr := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
+		t.mu.Lock()
+		if gerr == nil && g.Result != nil {
+			// It is one more poll: the status rules see it too.
+			after = str(obj(g.Result)["status"])
+			t.polls = append(t.polls, poll{at: time.Now(), msg: g, status: after})
+			if after != "" {
+				t.payloadIdx = len(t.statuses)
+				t.statuses = append(t.statuses, after)
+			}
+		}
+	}
+	t.payload, t.payloadErr, t.payloadAfter = m, err, after
 	close(t.payloadCh)
+	early := t.early
 	t.mu.Unlock()
+	if early {
+		r.mu.Lock()
+		r.early--
+		r.mu.Unlock()
+	}
 }
 
 // fetchPayload gets the result of a finished 2025-11-25 task, waiting for a tasks/result
@@ -589,6 +665,7 @@ func (r *runner) fetchPayload(ctx context.Context, t *taskObs) {
 	ch := t.payloadCh
 	if ch == nil {
 		t.payloadCh = make(chan struct{})
+		t.payloadSent = "terminal" // sent after the end: A9b has nothing to judge
 	}
 	t.mu.Unlock()
 	if ch == nil {

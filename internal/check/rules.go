@@ -869,7 +869,9 @@ func (r *runner) cancel(ctx context.Context, c *call) {
 		t.afterCancel = append(t.afterCancel, st)
 		n := len(t.afterCancel)
 		t.mu.Unlock()
-		if rpc.TaskStatus(st).Terminal() && (n >= 2 || !r.modern) {
+		// 2025-11-25: the task MUST remain cancelled (C25-TASKS §Task Cancellation): watch it
+		// for several polls, not only the first.
+		if rpc.TaskStatus(st).Terminal() && (n >= 2 && r.modern || n >= terminalWatch) {
 			return
 		}
 		select {
@@ -1039,38 +1041,11 @@ func errOrNothing(err error) string {
 // 2025-11-25
 
 func (r *runner) runLegacy(ctx context.Context) {
-	var caps struct {
-		Tasks map[string]json.RawMessage `json:"tasks"`
-	}
-	_ = json.Unmarshal(r.c.Capabilities(), &caps)
-	const a1, a1sec = "tasks capability uses list, cancel and requests.tools.call", "C25-TASKS §Server Capabilities"
-	if caps.Tasks == nil {
-		r.add("A1", a1, a1sec, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
-	} else {
-		var problems []string
-		for k := range caps.Tasks {
-			if k != "list" && k != "cancel" && k != "requests" {
-				problems = append(problems, "unknown key tasks."+k)
-			}
-		}
-		var rq struct {
-			Tools struct {
-				Call json.RawMessage `json:"call"`
-			} `json:"tools"`
-		}
-		_ = json.Unmarshal(caps.Tasks["requests"], &rq)
-		r.legacyCaps.tasks = true
-		r.legacyCaps.list = caps.Tasks["list"] != nil
-		r.legacyCaps.cancel = caps.Tasks["cancel"] != nil
-		r.legacyCaps.call = rq.Tools.Call != nil
-		if !r.legacyCaps.call {
-			problems = append(problems, "tasks.requests.tools.call is not declared, so no tool can run as a task")
-		}
-		sort.Strings(problems)
-		r.verdict("A1", a1, a1sec, strings.Join(problems, "; "), false)
-	}
+	r.capsRule(r.c.Capabilities())
+	r.openStandalone(ctx)
 	r.legacyProbes(ctx)
 	r.toolsPhase(ctx)
+	r.undeclaredProbe(ctx)
 	r.negotiationProbes(ctx)
 	if r.legacyCaps.call && r.legacyCaps.cancel {
 		r.cancelPhase(ctx)
@@ -1085,9 +1060,15 @@ func (r *runner) legacyProbes(ctx context.Context) {
 			r.add(p.id, title, "C25-TASKS §Error Handling", Skip, r.noTasks())
 			continue
 		}
+		if p.method == "tasks/cancel" && !r.legacyCaps.cancel {
+			// Undeclared, tasks/cancel may rightly be -32601: nothing to judge.
+			r.add(p.id, title, "C25-TASKS §Error Handling", Skip, "tasks.cancel is not declared")
+			continue
+		}
 		m, err := r.send(ctx, p.method, map[string]any{"taskId": unknownID}, req{})
 		r.verdict(p.id, title, "C25-TASKS §Error Handling", r.wantError(m, err, rpc.CodeInvalidParams, 0), false)
 	}
+	r.cursorProbe(ctx)
 	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
 	if !r.o.HTTP {
 		r.add("A16", a16, "C25-TRANS §Protocol Version Header", Skip, "stdio has no headers")
@@ -1198,11 +1179,10 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 		}
 		return ""
 	})
-	r.judgeTasks("A36", "task ids look unguessable (SHOULD, without authorization MUST)", "C25-TASKS §Security Considerations", true, tasks, none,
-		func(c *call) string { return entropy(c.task.id) })
+	r.judgeIDs(tasks, none)
 	r.judgeTransitions("A6", "status transitions follow the graph; a terminal status never changes", "C25-TASKS §Task Status Lifecycle", tasks, none)
 	r.judgeExpiry("A38", "a task stays retrievable until its ttl has passed (may delete after)", "C25-TASKS §TTL and Resource Management", tasks, none)
-	r.judgeTasks("A12", "tasks/get results carry no related-task meta (SHOULD NOT)", "C25-TASKS §Associating Task-Related Messages", true, tasks, none, func(c *call) string {
+	r.judgeTasks("A12", "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", "C25-TASKS §Associating Task-Related Messages", true, tasks, none, func(c *call) string {
 		for _, p := range c.task.polls {
 			if p.msg != nil && p.msg.Result != nil {
 				if _, has := obj(obj(p.msg.Result)["_meta"])[rpc.MetaRelatedTask]; has {
@@ -1210,8 +1190,10 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 				}
 			}
 		}
-		return ""
+		return r.relatedNote(c.task.id)
 	})
+	r.judgePayloads(tasks, none)
+	r.judgeNotes(tasks, none)
 	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
 	var paid []*call
 	for _, c := range tasks {
@@ -1279,6 +1261,7 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 	default:
 		r.add("A11", a11, a11sec, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
 	}
+	r.metaProbe(ctx, tasks, none)
 	r.judgeCancelLegacy(ctx, none)
 	r.judgeList(ctx, tasks, none)
 }

@@ -345,17 +345,18 @@ func (r *runner) onRequest(ctx context.Context, method string, params json.RawMe
 			sr.tool = tag.tool
 		}
 	} else if !sr.forTask {
-		// A stream the checker cannot name (stdio, or the GET stream): it is a task's when a
-		// tasks/result is waiting and no plain tools/call is, and a plain call's when only
-		// that one is waiting.
+		// A stream the checker cannot name (stdio, or the GET stream), and no related-task
+		// meta: it is a plain call's when one is waiting (a task's request MUST carry the
+		// meta, C25-TASKS §Input Required Status; the checker sends tasks/result early, so
+		// one is often waiting too), else a task's when a tasks/result is waiting.
 		r.mu.Lock()
-		if len(r.plainCalls) == 0 && len(r.payloads) > 0 {
-			sr.forTask, sr.taskID = true, only(r.payloads)
-		} else if len(r.payloads) == 0 {
+		if len(r.plainCalls) > 0 {
 			for name := range r.plainCalls {
 				sr.candidates = append(sr.candidates, name)
 			}
 			sort.Strings(sr.candidates)
+		} else if len(r.payloads) > 0 {
+			sr.forTask, sr.taskID = true, only(r.payloads)
 		}
 		r.mu.Unlock()
 	}

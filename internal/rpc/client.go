@@ -38,6 +38,11 @@ type ClientOptions struct {
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error)
 	// OnNotify receives server notifications (progress, notifications/tasks/status, log).
 	OnNotify func(method string, params json.RawMessage)
+	// LenientCaps keeps a 2025-11-25 session whose initialize carries a malformed
+	// capabilities object (wrong JSON types): the raw object stays available through
+	// Capabilities and none of it is taken as declared. The checker sets it, because a
+	// malformed capability is a finding to report, not a server it cannot reach.
+	LenientCaps bool
 	// Observe, when set, sees every request's method, params and outcome (the result, or the
 	// error): the hook for linting a server's traffic while recording it.
 	Observe func(era Era, method string, params map[string]any, result json.RawMessage, err error)

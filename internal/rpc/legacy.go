@@ -55,8 +55,10 @@ func (c *Client) initialize(ctx context.Context) error {
 	}
 	var caps2 serverCaps
 	if len(ir.Capabilities) > 0 {
-		if err := json.Unmarshal(ir.Capabilities, &caps2); err != nil {
+		if err := json.Unmarshal(ir.Capabilities, &caps2); err != nil && !c.opts.LenientCaps {
 			return fmt.Errorf("%w: server capabilities: %v", ErrMalformed, err)
+		} else if err != nil {
+			caps2 = serverCaps{}
 		}
 	}
 	c.mu.Lock()

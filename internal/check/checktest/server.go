@@ -89,6 +89,20 @@ const (
 	LegacyGetRelated     Fault = "legacy-get-related"     // tasks/get carries related-task meta (SHOULD NOT: warn)
 	LegacyListMissing    Fault = "legacy-list-missing"    // tasks/list leaves finished tasks out
 	LegacyVersionHeader  Fault = "legacy-version-header"  // an invalid MCP-Protocol-Version is accepted
+	LegacyCapsTypes      Fault = "legacy-caps-types"      // capabilities.tasks.list is true, not an object
+	LegacyUndeclared     Fault = "legacy-undeclared"      // no tasks capability, yet task-augmented calls make tasks
+	LegacyResultEarly    Fault = "legacy-result-early"    // tasks/result of a task that asks for input answers at once, never asking
+	LegacyFailedSuccess  Fault = "legacy-failed-success"  // tasks/result of a failed task is a success-shaped result
+	LegacyTerminalLate   Fault = "legacy-terminal-late"   // a completed task turns working again, four polls later
+	LegacyCancelLate     Fault = "legacy-cancel-late"     // a cancelled task says completed, three polls after the cancel
+	LegacyBadCursor      Fault = "legacy-bad-cursor"      // tasks/list ignores a cursor it never gave
+	LegacyNotifyChanges  Fault = "legacy-notify-changes"  // a status notification turns a completed task working again
+	LegacyNotifyRelated  Fault = "legacy-notify-related"  // status notifications carry related-task meta (SHOULD NOT: warn)
+	LegacyMetaWins       Fault = "legacy-meta-wins"       // tasks/get takes the task from related-task meta over taskId
+	// LegacyNotifyFlood is not a broken rule but a hostile stream: the first status of every
+	// task is sent 20000 times (each one valid). The checker judges what it keeps and stays in
+	// its budget.
+	LegacyNotifyFlood Fault = "legacy-notify-flood"
 
 	// Both eras.
 	TerminalChanges Fault = "terminal-changes" // a completed task turns working again
@@ -141,6 +155,7 @@ type Server struct {
 	nextID   int
 	calls    map[string]int // tool name -> calls, in any era
 	wipe     atomic.Bool
+	quit     chan struct{} // closed when the test ends, to end the open streams
 }
 
 // Start runs a server on loopback until the test ends.
@@ -153,10 +168,11 @@ func Start(t interface {
 		o.Step = 30 * time.Millisecond
 	}
 	s := &Server{o: o, start: time.Now(), tasks: map[string]*task{}, sessions: map[string]bool{},
-		pending: map[string]chan json.RawMessage{}, calls: map[string]int{}}
+		pending: map[string]chan json.RawMessage{}, calls: map[string]int{}, quit: make(chan struct{})}
 	s.hs = httptest.NewServer(s)
 	s.URL = s.hs.URL + "/mcp"
 	t.Cleanup(s.hs.Close)
+	t.Cleanup(func() { close(s.quit) }) // runs first: the streams end, then the server closes
 	return s
 }
 
@@ -276,6 +292,8 @@ type task struct {
 	dur                          time.Duration
 	polls                        int // tasks/get answered since the task was finished
 	gets                         int // tasks/get received, in any state
+	cancelGets                   int // tasks/get received after a cancel
+	cancelAsked                  bool
 }
 
 const inputKey = "profile"
@@ -484,8 +502,12 @@ func errf(status, code int, format string, args ...any) *rpcError {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		s.legacyStream(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		http.Error(w, "POST and GET only", http.StatusMethodNotAllowed)
 		return
 	}
 	var body bytes.Buffer
@@ -920,8 +942,15 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request, m *request)
 		if s.is(LegacyCapsKey) {
 			tasks["get"] = map[string]any{}
 		}
+		if s.is(LegacyCapsTypes) {
+			tasks["list"] = true // the spec's prose says "boolean properties"; the schema says objects
+		}
+		caps := map[string]any{"tools": map[string]any{}, "tasks": tasks}
+		if s.is(LegacyUndeclared) {
+			delete(caps, "tasks")
+		}
 		w.Header().Set("Mcp-Session-Id", sid)
-		reply(w, m.ID, map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}, "tasks": tasks},
+		reply(w, m.ID, map[string]any{"protocolVersion": "2025-11-25", "capabilities": caps,
 			"serverInfo": map[string]any{"name": "checktest", "version": "1"}}, nil)
 		return
 	}
@@ -963,6 +992,15 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request, m *request)
 	case "tasks/result":
 		s.legacyResult(w, r, m, sid)
 	case "tasks/list":
+		var lp struct {
+			Cursor *string `json:"cursor"`
+		}
+		_ = json.Unmarshal(m.Params, &lp)
+		// C25-TASKS §Error Handling: a cursor it never gave is -32602 (it gives none: one page).
+		if lp.Cursor != nil && !s.is(LegacyBadCursor) {
+			reply(w, m.ID, nil, errf(200, -32602, "invalid cursor %q", *lp.Cursor))
+			return
+		}
 		s.mu.Lock()
 		var ids []string
 		for id, t := range s.tasks {
@@ -1023,8 +1061,16 @@ func (s *Server) legacyCall(m *request, sid string) (any, *rpcError) {
 func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 	var p struct {
 		TaskID string `json:"taskId"`
+		Meta   struct {
+			Related *struct {
+				TaskID string `json:"taskId"`
+			} `json:"io.modelcontextprotocol/related-task"`
+		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
+	if s.is(LegacyMetaWins) && p.Meta.Related != nil {
+		p.TaskID = p.Meta.Related.TaskID
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tasks[p.TaskID]
@@ -1045,6 +1091,7 @@ func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 		if !s.is(LegacyCancelNoop) {
 			t.status = "cancelled"
 		}
+		t.cancelAsked = true
 		o := s.taskObjectLocked(t)
 		o["status"] = "cancelled"
 		return o, nil
@@ -1054,6 +1101,15 @@ func (s *Server) legacyTask(m *request, sid string) (any, *rpcError) {
 		t.polls++
 		if s.is(TerminalChanges) && st == "completed" && t.polls > 1 {
 			o["status"] = "working"
+		}
+		if s.is(LegacyTerminalLate) && st == "completed" && t.polls > 4 {
+			o["status"] = "working"
+		}
+	}
+	if t.cancelAsked {
+		t.cancelGets++
+		if s.is(LegacyCancelLate) && t.cancelGets > 2 {
+			o["status"] = "completed"
 		}
 	}
 	if s.is(LegacyGetRelated) {
@@ -1092,6 +1148,18 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 	}
 	related := map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": t.id}}
 	asked := false
+	for s.is(LegacyResultEarly) {
+		s.mu.Lock()
+		st := s.stateLocked(t)
+		s.mu.Unlock()
+		if !terminal(st) && t.kind == "input" {
+			res := s.toolResult(t, t.kind, t.answer) // C25-TASKS §Result Retrieval: it MUST block
+			res["_meta"] = related
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+			return
+		}
+		break
+	}
 	for {
 		s.mu.Lock()
 		st := s.stateLocked(t)
@@ -1139,7 +1207,7 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 		meta = nil
 	}
 	switch {
-	case st == "failed" && t.kind == "fail":
+	case st == "failed" && t.kind == "fail" && !s.is(LegacyFailedSuccess):
 		send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": protocolFailure})
 	case st == "cancelled":
 		send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "the task was cancelled"}})
@@ -1149,6 +1217,69 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 			res["_meta"] = meta
 		}
 		send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+	}
+}
+
+// legacyStream serves the 2025-11-25 standalone GET stream of a session: it sends
+// notifications/tasks/status whenever one of the session's tasks changes status, as servers on
+// the official TypeScript SDK do.
+func (s *Server) legacyStream(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	s.mu.Lock()
+	known := s.sessions[sid]
+	s.mu.Unlock()
+	if !known {
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush()
+	}
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	last := map[string]string{}
+	for {
+		s.mu.Lock()
+		var out []map[string]any
+		for id, t := range s.tasks {
+			if t.era != "legacy" || t.session != sid {
+				continue
+			}
+			o := s.taskObjectLocked(t)
+			if st, _ := o["status"].(string); last[id] != st {
+				last[id] = st
+				out = append(out, o)
+			}
+		}
+		s.mu.Unlock()
+		for _, o := range out {
+			if s.is(LegacyNotifyRelated) {
+				o["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": o["taskId"]}}
+			}
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": o})
+			for i := 0; s.is(LegacyNotifyFlood) && o["status"] == "working" && i < 20000; i++ {
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": o})
+			}
+			if s.is(LegacyNotifyChanges) && o["status"] == "completed" {
+				o["status"] = "working"
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": o})
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.quit:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 

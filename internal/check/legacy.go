@@ -1,0 +1,413 @@
+package check
+
+// This file holds the 2025-11-25 rules that judge more than one answer at a time: the shape
+// of the tasks capability and what a server that does not declare it does with a task
+// (A1, A1b), the status notifications wherever they arrive (A6b), what tasks/result returns
+// and when (A9b, A9c), and the tasks/list cursor (A13b). docs/check-2025-11-25.md maps every
+// MUST of C25-TASKS to the rule that judges it.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+)
+
+// statusNote is one notifications/tasks/status the server sent, on any stream.
+type statusNote struct {
+	at      time.Time
+	params  json.RawMessage
+	problem string // what the official schema says is wrong with it
+}
+
+// onNotify records 2025-11-25 status notifications for A6b and A12, validated at once
+// against the schema's TaskStatusNotification.
+func (r *runner) onNotify(method string, params json.RawMessage) {
+	if r.modern || method != "notifications/tasks/status" {
+		return
+	}
+	r.mu.Lock()
+	if len(r.notes) >= maxNotes {
+		// A server that floods the stream gets the first maxNotes judged, not the memory
+		// and the time of the run.
+		r.notesDropped++
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	doc, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	problem := official.validate(schemaLegacy, "TaskStatusNotification", doc)
+	r.mu.Lock()
+	r.notes = append(r.notes, statusNote{at: time.Now(), params: params, problem: problem})
+	r.mu.Unlock()
+}
+
+// maxNotes bounds the status notifications kept and validated in one run: a few tasks that
+// change status a few times send tens.
+const maxNotes = 2000
+
+// openStandalone opens the 2025-11-25 standalone GET stream for the rest of the era, where
+// servers on the official TypeScript SDK send notifications/tasks/status and the requests of
+// a task (C25-TASKS §Input Required Status: "clients SHOULD expect messages to be delivered
+// on any SSE stream, including the HTTP GET stream").
+func (r *runner) openStandalone(ctx context.Context) {
+	if !r.o.HTTP {
+		r.standalone = "stdio: notifications come on the one stream"
+		return
+	}
+	s, ok := r.c.Transport().(rpc.StandaloneStreamer)
+	if !ok {
+		r.standalone = "the transport has no GET stream"
+		return
+	}
+	if err := s.OpenStandaloneStream(ctx); err != nil {
+		r.standalone = "the GET stream could not be opened: " + err.Error()
+		return
+	}
+	r.standalone = "open"
+}
+
+// capsRule judges A1 on the raw capabilities object, so that wrong JSON types are a finding
+// with what was seen (a key that is present counts as declared, whatever its type, so that
+// the other rules still run).
+func (r *runner) capsRule(rawCaps json.RawMessage) {
+	const a1, a1sec = "tasks capability uses list, cancel and requests.tools.call", "C25-TASKS §Server Capabilities"
+	caps := obj(rawCaps)
+	raw, ok := caps["tasks"]
+	if !ok || string(raw) == "null" {
+		r.add("A1", a1, a1sec, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
+		return
+	}
+	var problems []string
+	object := func(path string, v json.RawMessage) map[string]json.RawMessage {
+		m := obj(v)
+		if m == nil {
+			problems = append(problems, fmt.Sprintf("capabilities.%s is %s, want an object", path, quote(v)))
+		}
+		return m
+	}
+	tasks := object("tasks", raw)
+	for k := range tasks {
+		if k != "list" && k != "cancel" && k != "requests" {
+			problems = append(problems, "unknown key tasks."+k)
+		}
+	}
+	r.legacyCaps.tasks = true
+	if v, ok := tasks["list"]; ok {
+		r.legacyCaps.list = true
+		object("tasks.list", v)
+	}
+	if v, ok := tasks["cancel"]; ok {
+		r.legacyCaps.cancel = true
+		object("tasks.cancel", v)
+	}
+	if v, ok := tasks["requests"]; ok {
+		if tools, ok := object("tasks.requests", v)["tools"]; ok {
+			if call, ok := object("tasks.requests.tools", tools)["call"]; ok {
+				r.legacyCaps.call = true
+				object("tasks.requests.tools.call", call)
+			}
+		}
+	}
+	if !r.legacyCaps.call {
+		problems = append(problems, "tasks.requests.tools.call is not declared, so no tool can run as a task")
+	}
+	sort.Strings(problems)
+	r.verdict("A1", a1, a1sec, strings.Join(problems, "; "), false)
+}
+
+// undeclaredProbe (A1b): C25-TASKS §Capabilities: "Servers and clients that support
+// task-augmented requests MUST declare a tasks capability during initialization", and
+// §Task Support and Handling: "Receivers that do not declare the task capability for a
+// request type MUST process requests of that type normally, ignoring any task-augmentation
+// metadata if present." So a server without tasks.requests.tools.call is sent one
+// task-augmented call anyway, and must not answer it with a task.
+func (r *runner) undeclaredProbe(ctx context.Context) {
+	const id, title, sec = "A1b", "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task", "C25-TASKS §Capabilities; §Task Support and Handling"
+	if r.legacyCaps.call {
+		r.add(id, title, sec, Pass, "")
+		return
+	}
+	var pick *toolInfo
+	for _, t := range r.tools {
+		if t.why == "" && (t.support == "optional" || t.support == "required") {
+			pick = t
+			break
+		}
+	}
+	if pick == nil {
+		var fastest time.Duration
+		for _, c := range r.calls {
+			if c.tool.why == "" && c.plain != nil && (pick == nil || c.dur < fastest) {
+				pick, fastest = c.tool, c.dur
+			}
+		}
+	}
+	switch {
+	case r.o.NoCall:
+		r.add(id, title, sec, Skip, "--no-call: no tool was called")
+		return
+	case pick == nil:
+		r.add(id, title, sec, Skip, "no tool the checker may call answered")
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
+	m, err := r.send(pctx, "tools/call", map[string]any{"name": pick.name, "arguments": pick.args, "task": map[string]any{}}, req{})
+	cancel()
+	if err == nil && m.Result != nil && obj(m.Result)["task"] != nil {
+		if tid := str(obj(obj(m.Result)["task"])["taskId"]); tid != "" {
+			// Leave no work running: the server may serve tasks/cancel even undeclared.
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, _ = r.send(cctx, "tasks/cancel", map[string]any{"taskId": tid}, req{})
+			cancel()
+		}
+		r.verdict(id, title, sec, fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
+			pick.name, declared(r.c.Capabilities()), quote(m.Result)), false, pick.name)
+		return
+	}
+	r.verdict(id, title, sec, ifNot(err == nil || !strings.Contains(err.Error(), errBudget.Error()), "%s", describeErr(err)), false, pick.name)
+}
+
+// declared says in words what capabilities.tasks is.
+func declared(caps json.RawMessage) string {
+	if raw, ok := obj(caps)["tasks"]; ok {
+		return "capabilities.tasks " + quote(raw)
+	}
+	return "no tasks capability"
+}
+
+// cursorProbe (A13b): C25-TASKS §Error Handling: "Invalid or nonexistent cursor in
+// tasks/list: -32602 (Invalid params)". A client cannot make a cursor go stale on purpose, so
+// the probe sends one the server never gave.
+func (r *runner) cursorProbe(ctx context.Context) {
+	const id, title, sec = "A13b", "tasks/list with a cursor the server never gave is -32602", "C25-TASKS §Error Handling; §Task Listing"
+	if !r.legacyCaps.list {
+		r.add(id, title, sec, Skip, firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
+		return
+	}
+	m, err := r.send(ctx, "tasks/list", map[string]any{"cursor": "mcptask-check-invalid-cursor-5b2e"}, req{})
+	r.verdict(id, title, sec, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)), false)
+}
+
+// judgePayloads judges what tasks/result returned (A9b, A9c).
+func (r *runner) judgePayloads(tasks []*call, none string) {
+	// A9b: C25-TASKS §Result Retrieval: "When a receiver receives a tasks/result request for a
+	// task in any other non-terminal status (working or input_required), it MUST block the
+	// response until the task reaches a terminal status."
+	const a9b, a9c, sec = "tasks/result sent while a task is working or input_required answers only once the task is terminal",
+		"tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result", "C25-TASKS §Result Retrieval"
+	var early, ended []*call
+	for _, c := range tasks {
+		t := c.task
+		t.mu.Lock()
+		answered := t.payload != nil && t.payloadErr == nil
+		if answered && (t.payloadSent == "working" || t.payloadSent == "input_required") {
+			early = append(early, c)
+		}
+		if st := finalStatus(t); answered && (st == "completed" || st == "failed") {
+			ended = append(ended, c)
+		}
+		t.mu.Unlock()
+	}
+	why := none
+	if len(tasks) > 0 {
+		why = "no task's tasks/result, sent while it was still working, was answered"
+	}
+	r.judgeTasks("A9b", a9b, sec, false, early, why, func(c *call) string {
+		t := c.task
+		ended := false // a terminal status seen before: a change after it is A6's finding
+		for _, st := range t.statuses[:t.payloadIdx] {
+			ended = ended || rpc.TaskStatus(st).Terminal()
+		}
+		if t.payloadAfter != "" && !rpc.TaskStatus(t.payloadAfter).Terminal() && !ended {
+			return fmt.Sprintf("tasks/result sent while the task was %s answered at once (%s), and tasks/get right after still said %s", t.payloadSent, describe(t.payload, nil), t.payloadAfter)
+		}
+		return ""
+	})
+	// A9c: §Result Retrieval: "receivers MUST return from tasks/result exactly what the
+	// underlying request would have returned, whether that is a successful result or a
+	// JSON-RPC error"; §Task Execution Errors: a failed task is a JSON-RPC error or a tool
+	// result with isError.
+	if len(tasks) > 0 {
+		why = "no task that ended completed or failed had its tasks/result answered"
+	}
+	r.judgeTasks("A9c", a9c, sec, false, ended, why, func(c *call) string {
+		t := c.task
+		st := finalStatus(t)
+		switch {
+		case st == "failed" && t.payload.Result != nil && !isErrorResult(t.payload.Result):
+			return "the task ended failed, yet tasks/result returned a success-shaped result (no JSON-RPC error, no isError): " + quote(t.payload.Result)
+		case st == "completed" && t.payload.Error != nil:
+			return "the task ended completed, yet tasks/result returned " + describe(t.payload, nil)
+		}
+		return ""
+	})
+}
+
+// judgeNotes (A6b): every notifications/tasks/status matches the schema (C25-TASKS §Task
+// Status Notification: "The notification includes the full Task object"), names a task of
+// this session, follows the state machine in the order it arrived, and agrees with the
+// terminal status tasks/get gave (§Task Status Lifecycle: terminal statuses "MUST NOT
+// transition to any other status").
+func (r *runner) judgeNotes(tasks []*call, none string) {
+	const id, title, sec = "A6b", "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status",
+		"C25-TASKS §Task Status Notification, §Task Status Lifecycle; C25-SCHEMA TaskStatusNotification"
+	r.mu.Lock()
+	notes := append([]statusNote(nil), r.notes...)
+	dropped := r.notesDropped
+	r.mu.Unlock()
+	if len(notes) == 0 {
+		if len(tasks) > 0 {
+			none = "the server sent no notifications/tasks/status (they are optional)"
+			if r.o.HTTP {
+				none += "; the GET stream: " + r.standalone
+			}
+		}
+		r.add(id, title, sec, Skip, none)
+		return
+	}
+	byID := map[string]*call{}
+	for _, c := range tasks {
+		byID[c.task.id] = c
+	}
+	var bad, tools []string
+	seq := map[string][]string{}
+	var order []string
+	for _, n := range notes {
+		if n.problem != "" {
+			bad = append(bad, "a notification does not match the schema: "+n.problem)
+			continue
+		}
+		var tk struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		}
+		_ = json.Unmarshal(n.params, &tk)
+		c := byID[tk.TaskID]
+		if c == nil {
+			bad = append(bad, fmt.Sprintf("a notification names task %q, which this session never created", tk.TaskID))
+			continue
+		}
+		tools = append(tools, c.tool.name)
+		if _, ok := seq[tk.TaskID]; !ok {
+			order = append(order, tk.TaskID)
+		}
+		seq[tk.TaskID] = append(seq[tk.TaskID], tk.Status)
+		c.task.mu.Lock()
+		final := finalStatus(c.task)
+		c.task.mu.Unlock()
+		if rpc.TaskStatus(tk.Status).Terminal() && final != "" && tk.Status != final {
+			bad = append(bad, fmt.Sprintf("%s: a notification says task %s is %s, tasks/get said %s", c.tool.name, tk.TaskID, tk.Status, final))
+		}
+	}
+	for _, tid := range order {
+		if p := transitions(seq[tid]); p != "" {
+			bad = append(bad, fmt.Sprintf("%s: notifications for task %s: %s", byID[tid].tool.name, tid, p))
+		}
+	}
+	sort.Strings(tools)
+	problem := joinMax(dedupeSorted(bad), 2)
+	if problem != "" && dropped > 0 {
+		problem += fmt.Sprintf(" (the first %d notifications judged, %d more ignored)", maxNotes, dropped)
+	}
+	r.verdict(id, title, sec, problem, false, tools...)
+}
+
+// relatedNote says whether a status notification for task id carries related-task meta
+// (C25-TASKS §Task Notifications: it "SHOULD NOT").
+func (r *runner) relatedNote(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.notes {
+		p := obj(n.params)
+		if str(p["taskId"]) != id {
+			continue
+		}
+		if _, has := obj(p["_meta"])[rpc.MetaRelatedTask]; has {
+			return "notifications/tasks/status carries _meta related-task: " + quote(n.params)
+		}
+	}
+	return ""
+}
+
+// judgeIDs (A36): C25-TASKS §Task ID Requirements: task ids "MUST be unique among all tasks
+// controlled by the receiver"; §Security Considerations: "If context-binding is unavailable,
+// receivers MUST generate cryptographically secure task IDs with enough entropy to prevent
+// guessing". Without an authorization context there is nothing to bind to, so a guessable id
+// fails; with one, the server may bind its tasks to it, and it is a warning.
+func (r *runner) judgeIDs(tasks []*call, none string) {
+	const id, title, sec = "A36", "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)", "C25-TASKS §Task ID Requirements; §Security Considerations"
+	seen := map[string]string{}
+	for _, c := range tasks {
+		if other, dup := seen[c.task.id]; dup {
+			r.verdict(id, title, sec, fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), false, other, c.tool.name)
+			return
+		}
+		seen[c.task.id] = c.tool.name
+	}
+	r.judgeTasks(id, title, sec, r.o.Authorized, tasks, none, func(c *call) string {
+		p := entropy(c.task.id)
+		if p != "" && !r.o.Authorized {
+			p += " (no authorization context was sent, so the id is all that protects the task)"
+		}
+		return p
+	})
+}
+
+// metaProbe (A7d): C25-TASKS §Associating Task-Related Messages: "For the tasks/get,
+// tasks/result, and tasks/cancel operations, the taskId parameter in the request MUST be used
+// as the source of truth for identifying the target task. … receivers MUST ignore such
+// metadata if present in favor of the RPC method parameter." One tasks/get names a real task
+// in taskId and an unknown one in related-task metadata.
+func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
+	const id, title, sec = "A7d", "tasks/get names its task by taskId, whatever related-task metadata the request carries", "C25-TASKS §Associating Task-Related Messages"
+	if len(tasks) == 0 {
+		r.add(id, title, sec, Skip, none)
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// A task tasks/get retrieves right now, without metadata: the control.
+	var c *call
+	for _, x := range tasks {
+		if x.task.vanished != nil {
+			continue
+		}
+		if g, err := r.send(pctx, "tasks/get", map[string]any{"taskId": x.task.id}, req{}); err == nil && g.Error == nil {
+			c = x
+			break
+		}
+	}
+	if c == nil {
+		r.add(id, title, sec, Skip, "no task was still retrievable with tasks/get")
+		return
+	}
+	m, err := r.send(pctx, "tasks/get", map[string]any{"taskId": c.task.id,
+		"_meta": map[string]any{rpc.MetaRelatedTask: map[string]any{"taskId": unknownID}}}, req{})
+	problem := ""
+	switch {
+	case err != nil:
+		problem = err.Error()
+	case m.Error != nil:
+		problem = fmt.Sprintf("a tasks/get of a retrievable task, with an unknown task in _meta related-task, got %s", describe(m, nil))
+	case str(obj(m.Result)["taskId"]) != c.task.id:
+		problem = fmt.Sprintf("a tasks/get of task %s, with an unknown task in _meta related-task, answered %s", c.task.id, quote(m.Result))
+	}
+	r.verdict(id, title, sec, problem, false, c.tool.name)
+}
+
+// finalStatus is the first terminal status the server gave for t (with t.mu held): for a task
+// the checker cancelled while it was still working, the status the cancel answered, since
+// every later tasks/get comes after it.
+func finalStatus(t *taskObs) string {
+	if t.long && t.cancelMsg != nil && t.cancelMsg.Result != nil {
+		if st := str(obj(t.cancelMsg.Result)["status"]); rpc.TaskStatus(st).Terminal() {
+			return st
+		}
+	}
+	return t.terminal()
+}
