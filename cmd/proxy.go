@@ -30,6 +30,10 @@ type ProxyOptions struct {
 	Listen      string
 	NoLedger    bool
 	PrintConfig string
+	// BridgeTasks runs the calls of hosts that do not speak Tasks as tasks (proxy_bridge.go).
+	BridgeTasks    bool
+	OnInput        string
+	BridgeProgress time.Duration
 }
 
 // NewCmdProxy returns `mcptask proxy`.
@@ -92,6 +96,7 @@ server and exits with the server's exit code.`,
 	}
 	c.Flags().StringVar(&opts.Listen, "listen", "", "address `HOST:PORT` to serve the HTTP endpoint on (default 127.0.0.1 and a free port)")
 	c.Flags().BoolVar(&opts.NoLedger, "no-ledger", false, "do not write the hosts' tasks to the ledger")
+	addBridgeFlags(c, opts)
 	c.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the config entry of server `NAME` rewritten to go through the proxy, and exit")
 	return c
 }
@@ -131,6 +136,9 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	}
 	if f.Global.Trace {
 		popts.Trace = errOut
+	}
+	if popts.Bridge, err = bridgeOptions(opts, errOut); err != nil {
+		return err
 	}
 	if ref.URL == "" {
 		return runStdioProxy(ctx, f, ref, popts, errOut)

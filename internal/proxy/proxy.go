@@ -62,6 +62,8 @@ type Options struct {
 	MaxInspect int
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Bridge, when set, turns --bridge-tasks on (bridge.go).
+	Bridge *BridgeOptions
 }
 
 // EventKind says what an Event reports.
@@ -115,6 +117,8 @@ type Proxy struct {
 	opts Options
 	rec  *recorder
 	lint *check.Linter
+
+	bridge *bridge
 
 	mu    sync.Mutex
 	hosts map[string]*host
@@ -256,6 +260,9 @@ func New(opts Options) *Proxy {
 	}
 	p := &Proxy{opts: opts, hosts: map[string]*host{}, tasks: map[string]*taskState{}}
 	p.rec = newRecorder(opts.Record, opts.Trace, opts.Secret, opts.Now)
+	if opts.Bridge != nil {
+		p.bridge = newBridge(p, *opts.Bridge)
+	}
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
 	if opts.Ledger != nil && opts.Ledger.writeErr == nil {
