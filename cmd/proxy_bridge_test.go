@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -122,6 +123,40 @@ func TestProxyBridgeTasksTS(t *testing.T) {
 			t.Errorf("the ledger holds %+v, want the task completed", rec)
 		}
 	})
+	t.Run("sdk-v1/http/everything", func(t *testing.T) {
+		ledger := filepath.Join(t.TempDir(), "proxy.json")
+		url := startEverythingHTTP(t, everything)
+		endpoint, _ := startProxy(t, ledger, "--server", url, "--bridge-tasks", "--bridge-progress", "500ms")
+		args := []string{"--tool", "simulate-research-query", "--args", `{"topic":"http"}`}
+		direct := startTSHost(t, v1, append([]string{"--http", url}, args...)...)
+		bridged := startTSHost(t, v1, append([]string{"--http", endpoint}, args...)...)
+		if o := direct.outcome(t); o["status"] != "error" {
+			t.Fatalf("without the bridge the host got %v, want the SDK's refusal", o)
+		}
+		o := bridged.outcome(t)
+		if o["status"] != "completed" || !strings.Contains(resultText(o), "Research Report: http") {
+			t.Fatalf("through the bridge the host got %v\n%s", o, bridged.stderr.String())
+		}
+		if len(bridged.all("progress")) == 0 {
+			t.Errorf("the host heard no progress while the task ran")
+		}
+		rec := onlyRecord(t, ledger)
+		if rec.Tool != "simulate-research-query" || rec.SessionID != bridged.find("connected")["sessionId"] || rec.Status != "completed" {
+			t.Errorf("the ledger holds %+v, want the task completed, in the host's session", rec)
+		}
+	})
+	t.Run("client-v2/http/demo", func(t *testing.T) {
+		ledger := filepath.Join(t.TempDir(), "proxy.json")
+		url, _ := demoServer(t, demo.Options{StepDelay: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond, Conformance: true})
+		endpoint, _ := startProxy(t, ledger, "--server", url, "--bridge-tasks")
+		bridged := startTSHost(t, v2, "--http", endpoint, "--tool", "failing_job")
+		if o := bridged.outcome(t); o["status"] != "completed" || resultText(o) != "failing_job failed, as it always does" {
+			t.Fatalf("through the bridge the host got %v\n%s", o, bridged.stderr.String())
+		}
+		if rec := onlyRecord(t, ledger); rec.Era != "2026-07-28" || rec.Status != "completed" {
+			t.Errorf("the ledger holds %+v, want the 2026-07-28 task completed", rec)
+		}
+	})
 	t.Run("client-v2/stdio/demo", func(t *testing.T) {
 		dir := t.TempDir()
 		ledger := filepath.Join(dir, "proxy.json")
@@ -189,6 +224,24 @@ func TestProxyBridgeHostCancels(t *testing.T) {
 	if rec := onlyRecord(t, ledger); rec.Status != "cancelled" {
 		t.Fatalf("the ledger holds %+v, want the task cancelled", rec)
 	}
+}
+
+// TestProxyBridgeHostCancelsHTTP: the same over HTTP, where the host's cancellation comes on a
+// request of its own.
+func TestProxyBridgeHostCancelsHTTP(t *testing.T) {
+	v1 := tsHostScript(t, "bridge-host-v1.mjs")
+	bridgeEnv(t)
+	ledger := filepath.Join(t.TempDir(), "proxy.json")
+	url, _ := demoServer(t, demo.Options{StepDelay: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+	endpoint, _ := startProxy(t, ledger, "--server", url, "--bridge-tasks")
+	h := startTSHost(t, v1, "--http", endpoint, "--tool", "forever", "--cancel-after", "1500", "--linger", "2000")
+	if o := h.outcome(t); o["status"] != "error" {
+		t.Fatalf("the host got %v, want its call aborted", o)
+	}
+	waitFor(t, "the task cancelled", 10*time.Second, func() bool {
+		recs := viaProxy(t, ledger)
+		return len(recs) == 1 && recs[0].Status == "cancelled"
+	})
 }
 
 // TestProxyBridgeProgressKeepsHostWaiting: a host with a 10 s request timeout that resets on

@@ -153,6 +153,8 @@ func TestProxyTSClients(t *testing.T) {
 		{"client-v2", v2, "stdio", everySrv, "2025-11-25"},
 	} {
 		t.Run(c.client+"/"+c.transport+"/"+c.srv.name, func(t *testing.T) {
+			// The stdio proxies the hosts start sign their records with the key resume checks.
+			t.Setenv("XDG_STATE_HOME", testStateHome(t))
 			dir := t.TempDir()
 			ledger := filepath.Join(dir, "proxy.json")
 			var flags []string

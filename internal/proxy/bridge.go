@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,11 +56,19 @@ const DefaultProgressEvery = 2 * time.Second
 // from the host's and the server's own.
 const bridgeIDPrefix = "mcptask-bridge-"
 
+// cancelGrace is how long a bridged call whose host went away waits for the host's
+// notifications/cancelled before the task is left to run on its own.
+const cancelGrace = 2 * time.Second
+
+// cancelWait bounds how long a host's cancellation waits for the task's cancellation.
+const cancelWait = 5 * time.Second
+
 // bridge is the state of --bridge-tasks, shared by every host.
 type bridge struct {
-	p   *Proxy
-	o   BridgeOptions
-	seq atomic.Int64
+	p     *Proxy
+	o     BridgeOptions
+	seq   atomic.Int64
+	token string
 
 	mu sync.Mutex
 	// support maps a tool to its 2025-11-25 execution.taskSupport, as the server listed it.
@@ -76,15 +86,22 @@ func newBridge(p *Proxy, o BridgeOptions) *bridge {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = DefaultProgressEvery
 	}
-	return &bridge{p: p, o: o, support: map[string]string{}, hostWaits: map[string]chan *rpc.Message{},
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	return &bridge{p: p, o: o, token: hex.EncodeToString(tok[:]), support: map[string]string{}, hostWaits: map[string]chan *rpc.Message{},
 		calls: map[string]*bridgedCall{}, stdio: map[*host]*stdioLink{}}
 }
 
-func (b *bridge) nextID() string { return bridgeIDPrefix + strconv.FormatInt(b.seq.Add(1), 10) }
+// nextID returns a new id for a request of the proxy's own. It carries a random token of this
+// proxy, so that no host or server can make up an id that steals the answer to one (a host
+// answering another host's question, a host's own request taken for the proxy's).
+func (b *bridge) nextID() string {
+	return bridgeIDPrefix + b.token + "-" + strconv.FormatInt(b.seq.Add(1), 10)
+}
 
-// isBridgeID reports whether id (raw JSON) is one the proxy made.
-func isBridgeID(id json.RawMessage) bool {
-	return strings.HasPrefix(string(id), `"`+bridgeIDPrefix)
+// isBridgeID reports whether id (raw JSON) is one this proxy made.
+func (b *bridge) isBridgeID(id json.RawMessage) bool {
+	return strings.HasPrefix(string(id), `"`+bridgeIDPrefix+b.token+"-")
 }
 
 // hostSpeaksTasks reports whether a 2025-11-25 host declared capabilities.tasks at initialize.
@@ -317,6 +334,10 @@ type bridgedCall struct {
 	progress      atomic.Int64
 	message       atomic.Pointer[string]
 
+	// cancelledCh is closed when the host cancels its request, done when the call is over.
+	cancelledCh chan struct{}
+	done        chan struct{}
+
 	mu        sync.Mutex
 	eng       *follow.Engine
 	taskID    string
@@ -331,7 +352,8 @@ func idKey(id json.RawMessage) string { return (&rpc.Message{ID: id}).IDKey() }
 
 // start registers a bridged call for the host's request m.
 func (b *bridge) start(h *host, m *rpc.Message, params reqParams, hdr http.Header, link hostLink, up rpc.Transport, upHdr http.Header) *bridgedCall {
-	c := &bridgedCall{b: b, h: h, key: callKey(h, m.ID), msg: m, params: params, header: hdr, link: link, up: up, hdr: upHdr}
+	c := &bridgedCall{b: b, h: h, key: callKey(h, m.ID), msg: m, params: params, header: hdr, link: link, up: up, hdr: upHdr,
+		cancelledCh: make(chan struct{}), done: make(chan struct{})}
 	c.era, c.version = rpc.EraLegacy, rpc.VersionLegacy
 	if params.Meta.Version != "" {
 		c.era, c.version = rpc.EraModern, params.Meta.Version
@@ -377,24 +399,37 @@ func (b *bridge) hostCancelled(h *host, m *rpc.Message) bool {
 		return false
 	}
 	c.mu.Lock()
+	if !c.cancelled {
+		close(c.cancelledCh)
+	}
 	c.cancelled = true
 	eng, id := c.eng, c.taskID
 	c.mu.Unlock()
 	if eng != nil {
 		b.p.notice(h, "the host cancelled its call; cancelling task %s", id)
 		eng.Cancel(id)
+		// Hold the host's stream until the server took the cancellation: a stdio host that
+		// cancels and quits at once must not take the server down before tasks/cancel
+		// reached it.
+		t := time.NewTimer(cancelWait)
+		defer t.Stop()
+		select {
+		case <-c.done:
+		case <-t.C:
+		}
 	}
 	return true
 }
 
-// hostAnswer takes a host's response to a question the proxy sent it; true when it was one.
-func (b *bridge) hostAnswer(m *rpc.Message) bool {
-	if !m.IsResponse() || !isBridgeID(m.ID) {
+// hostAnswer takes a host's response to a question the proxy sent that host; true when it was
+// one. An answer is taken only from the host that was asked.
+func (b *bridge) hostAnswer(h *host, m *rpc.Message) bool {
+	if !m.IsResponse() || !b.isBridgeID(m.ID) {
 		return false
 	}
 	b.mu.Lock()
-	ch := b.hostWaits[m.IDKey()]
-	delete(b.hostWaits, m.IDKey())
+	ch := b.hostWaits[h.key+"\x00"+m.IDKey()]
+	delete(b.hostWaits, h.key+"\x00"+m.IDKey())
 	b.mu.Unlock()
 	if ch != nil {
 		ch <- m
@@ -434,6 +469,7 @@ func (c *bridgedCall) fail(code int64, format string, args ...any) {
 
 // run makes the task call and follows the task to its end; ctx ends when the host went away.
 func (c *bridgedCall) run(ctx context.Context) {
+	defer close(c.done)
 	defer func() {
 		c.b.mu.Lock()
 		delete(c.b.calls, c.key)
@@ -527,7 +563,18 @@ func (c *bridgedCall) follow(ctx context.Context, id string, created json.RawMes
 	go func() {
 		select {
 		case <-ctx.Done():
+		case <-runCtx.Done():
+			return
+		}
+		// A host that cancels may close its stream before its notifications/cancelled
+		// arrives (the TypeScript SDK over HTTP does): wait a moment for it before
+		// leaving the task to run on its own.
+		grace := time.NewTimer(cancelGrace)
+		defer grace.Stop()
+		select {
+		case <-grace.C:
 			c.detach()
+		case <-c.cancelledCh:
 		case <-runCtx.Done():
 		}
 	}()
@@ -679,13 +726,14 @@ func (a *hostAnswerer) Answer(ctx context.Context, req follow.Request) (json.Raw
 		return nil, false, nil
 	}
 	id := c.b.nextID()
+	wait := c.h.key + "\x00" + idKey(json.RawMessage(strconv.Quote(id)))
 	ch := make(chan *rpc.Message, 1)
 	c.b.mu.Lock()
-	c.b.hostWaits[idKey(json.RawMessage(strconv.Quote(id)))] = ch
+	c.b.hostWaits[wait] = ch
 	c.b.mu.Unlock()
 	defer func() {
 		c.b.mu.Lock()
-		delete(c.b.hostWaits, idKey(json.RawMessage(strconv.Quote(id))))
+		delete(c.b.hostWaits, wait)
 		c.b.mu.Unlock()
 	}()
 	data, err := json.Marshal(&rpc.Message{JSONRPC: "2.0", ID: json.RawMessage(strconv.Quote(id)), Method: req.Method, Params: req.Params})

@@ -175,7 +175,7 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 	}
 	if toServer {
 		switch {
-		case b.hostAnswer(m):
+		case b.hostAnswer(h, m):
 			return nil
 		case b.hostCancelled(h, m):
 			return nil
@@ -188,14 +188,17 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 	}
 	u := l.up
 	switch {
-	case m.IsResponse() && isBridgeID(m.ID):
+	case m.IsResponse() && b.isBridgeID(m.ID):
 		u.mu.Lock()
 		ch := u.waits[m.IDKey()]
 		u.mu.Unlock()
 		if ch != nil {
-			ch <- m
+			select {
+			case ch <- m:
+			default: // a second answer to the same request: the first one counts
+			}
+			return nil
 		}
-		return nil
 	case m.IsRequest() || m.Method == "notifications/tasks/status":
 		if t := u.routed(m); t != nil {
 			t.mu.Lock()

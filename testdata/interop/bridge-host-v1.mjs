@@ -7,7 +7,7 @@
 // For mcptask's `proxy --bridge-tasks` tests (issue 22).
 //
 //   node bridge-host-v1.mjs (--http URL | --stdio '["cmd","arg",…]') --tool NAME [--args JSON]
-//        [--timeout MS] [--reset-on-progress true] [--cancel-after MS] [--elicit JSON]
+//        [--timeout MS] [--reset-on-progress true] [--cancel-after MS] [--linger MS] [--elicit JSON]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -48,5 +48,8 @@ try {
 } catch (e) {
   out({ event: "outcome", status: "error", error: String(e?.message ?? e), code: e?.code });
 } finally {
+  // A host stays up after its user cancels a call; --linger keeps this one up as long, so that
+  // its notifications/cancelled is not cut off by closing the transport at once.
+  if (opts.linger) await new Promise((resolve) => setTimeout(resolve, Number(opts.linger)));
   await client.close();
 }
