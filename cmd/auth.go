@@ -186,7 +186,7 @@ func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
 	cfg := auth.Config{
 		ServerURL: ref.URL, Profile: profile, Issuer: issuer,
 		Login: a.Login, Browser: a.Browser,
-		Interactive:       f.IO.stdinTTY && f.IO.stderrTTY && f.Getenv("CI") == "",
+		Interactive:       (f.authBrowser || f.IO.stdinTTY && f.IO.stderrTTY) && f.Getenv("CI") == "",
 		ClientID:          a.ClientID,
 		ClientIssuer:      a.Issuer,
 		ClientMetadataURL: a.ClientMetadataURL,

@@ -34,6 +34,8 @@ type ProxyOptions struct {
 	BridgeTasks    bool
 	OnInput        string
 	BridgeProgress time.Duration
+	// HostStdio serves the host over stdio while the server is reached over HTTP.
+	HostStdio bool
 }
 
 // NewCmdProxy returns `mcptask proxy`.
@@ -139,6 +141,12 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	}
 	if popts.Bridge, err = bridgeOptions(opts, errOut); err != nil {
 		return err
+	}
+	if opts.HostStdio {
+		if opts.Listen != "" {
+			return flagErrorf("--host-stdio serves the host on stdin and stdout: drop --listen")
+		}
+		return runHostStdioProxy(ctx, f, ref, hdr, popts, errOut)
 	}
 	if ref.URL == "" {
 		return runStdioProxy(ctx, f, ref, popts, errOut)
@@ -311,6 +319,7 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 	if opts.NoLedger {
 		extra = append(extra, "--no-ledger")
 	}
+	extra = append(extra, bridgeArgs(opts, c)...)
 	for _, fl := range []string{"record", "state", "config"} {
 		if fg := c.Flags().Lookup(fl); fg != nil && fg.Changed {
 			v := fg.Value.String()
@@ -319,6 +328,9 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 			}
 			extra = append(extra, "--"+fl, v)
 		}
+	}
+	if src.URL != "" && opts.HostStdio {
+		return printHostStdioConfig(f, opts, name, src, entry, extra)
 	}
 	if src.URL != "" {
 		if opts.Listen == "" {

@@ -145,6 +145,21 @@ func TestProxyBridgeTasksTS(t *testing.T) {
 			t.Errorf("the ledger holds %+v, want the task completed, in the host's session", rec)
 		}
 	})
+	t.Run("sdk-v1/host-stdio/everything", func(t *testing.T) {
+		// The host speaks stdio, the server Streamable HTTP (--host-stdio), the bridge between.
+		ledger := filepath.Join(t.TempDir(), "proxy.json")
+		url := startEverythingHTTP(t, everything)
+		via, _ := json.Marshal([]string{os.Args[0], "proxy", "--state", ledger, "--bridge-tasks", "--bridge-progress", "500ms", "--host-stdio", "--server", url})
+		bridged := startTSHost(t, v1, "--stdio", string(via), "--tool", "simulate-research-query", "--args", `{"topic":"remote"}`)
+		o := bridged.outcome(t)
+		if o["status"] != "completed" || !strings.Contains(resultText(o), "Research Report: remote") {
+			t.Fatalf("through --host-stdio the host got %v\n%s", o, bridged.stderr.String())
+		}
+		rec := onlyRecord(t, ledger)
+		if rec.Server.URL != url || rec.SessionID == "" || rec.Status != "completed" {
+			t.Errorf("the ledger holds %+v, want the task completed on %s with its session", rec, url)
+		}
+	})
 	t.Run("client-v2/http/demo", func(t *testing.T) {
 		ledger := filepath.Join(t.TempDir(), "proxy.json")
 		url, _ := demoServer(t, demo.Options{StepDelay: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond, Conformance: true})
