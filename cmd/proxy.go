@@ -112,9 +112,6 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if ref.URL == "" && opts.Listen != "" {
-		return flagErrorf("--listen serves HTTP and needs an HTTP --server; a stdio server is proxied over stdio (drop --listen)")
-	}
 	if f.Global.Protocol != "auto" {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
 	}
@@ -147,6 +144,9 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 			return flagErrorf("--host-stdio serves the host on stdin and stdout: drop --listen")
 		}
 		return runHostStdioProxy(ctx, f, ref, hdr, popts, errOut)
+	}
+	if ref.URL == "" && opts.Listen != "" {
+		return runStdioListenProxy(ctx, f, opts, ref, hdr, popts, errOut)
 	}
 	if ref.URL == "" {
 		return runStdioProxy(ctx, f, ref, popts, errOut)

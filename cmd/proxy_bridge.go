@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -98,4 +99,32 @@ func printHostStdioConfig(f *Factory, opts *ProxyOptions, name string, src *name
 	entry["command"] = selfCommand()
 	entry["args"] = append(append([]string{"proxy", "--host-stdio"}, extra...), "--server", src.URL)
 	return writeJSON(f.IO.Out, map[string]any{"mcpServers": map[string]any{name: entry}})
+}
+
+// runStdioListenProxy serves a stdio server to HTTP hosts (--stdio 'cmd' --listen ADDR): what
+// mcp-proxy and supergateway do. The stdio processes sit behind a Streamable HTTP backend on a
+// private loopback port, and the ordinary HTTP proxy serves that on --listen, so the hosts go
+// through the same listener and its checks, and the ledger records the stdio command (resume
+// starts it again).
+func runStdioListenProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref ServerRef, hdr http.Header, popts proxy.Options, errOut io.Writer) error {
+	token := proxy.NewToken()
+	backend := proxy.NewStdioBackend(proxy.StdioBackendOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), Token: token})
+	defer backend.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	srv := &http.Server{Handler: backend, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	fmt.Fprintf(errOut, "mcptask: serving the stdio server %s over HTTP (one process per 2025-11-25 session, one shared by 2026-07-28 hosts)\n", strings.Join(quoteAll(ref.Argv), " "))
+	inner := ref
+	inner.URL = "http://" + ln.Addr().String() + "/mcp"
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	hdr = hdr.Clone()
+	hdr.Set(proxy.BackendTokenHeader, token)
+	popts.Secret = append(popts.Secret, proxy.BackendTokenHeader) // redacted in the record
+	return runHTTPProxy(ctx, f, opts, inner, hdr, popts, errOut)
 }
