@@ -36,6 +36,8 @@ type ProxyOptions struct {
 	BridgeProgress time.Duration
 	// HostStdio serves the host over stdio while the server is reached over HTTP.
 	HostStdio bool
+	// upstream reaches the server in process instead of over the network (--stdio --listen).
+	upstream http.RoundTripper
 }
 
 // NewCmdProxy returns `mcptask proxy`.
@@ -214,7 +216,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	}
 	p := proxy.New(popts)
 	defer p.Close()
-	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure})
+	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure, Transport: opts.upstream})
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -16,7 +15,47 @@ import (
 // The flags of `mcptask proxy --bridge-tasks` (issue 22): kept apart from proxy.go so that the
 // bridge and the proxy's other flags change without touching each other.
 
+// bridgeHelp is the part of the proxy's help about bridging what a host lacks.
+const bridgeHelp = `
+
+Bridging what a host lacks (see docs/bridging-hosts.md):
+
+- --bridge-tasks gives Tasks to hosts that do not speak them (a 2025-11-25 tools/call
+  without params.task; a 2026-07-28 request that does not declare the tasks extension).
+  Such a host sees every tool as callable; the proxy makes its call as a task, writes the
+  task to the ledger first, follows it, and answers the host's request with the result or
+  the error: one ordinary call. While the task runs the host gets notifications/progress
+  (when it sent a progressToken) every --bridge-progress, so a timeout that resets on
+  progress never runs out. A question the task asks goes to the host as elicitation/create
+  or sampling/createMessage when it declared that capability, else --on-input decides
+  (exec:CMD answers, decline declines, fail fails the call naming 'mcptask update' and the
+  task). The host cancelling its request cancels the task; the host going away leaves the
+  task running and in the ledger ('mcptask result ID' gets it). Hosts that speak Tasks are
+  forwarded unchanged.
+- --host-stdio --server URL: the host starts mcptask as its stdio server and mcptask
+  speaks Streamable HTTP to the server (what mcp-remote does), with mcptask's own OAuth:
+  stored credentials, refresh, and the browser login when the server answers 401. Nothing
+  but the host's JSON-RPC is written to stdout. --print-config NAME --host-stdio prints the
+  entry for a stdio-only host.
+- --stdio 'command args' --listen ADDR: HTTP hosts reach a stdio server (what mcp-proxy
+  and supergateway do): one server process per 2025-11-25 session, one shared by
+  2026-07-28 hosts, behind the same listener as an HTTP server.`
+
+const bridgeExamples = `
+
+  # A desktop host that does not speak Tasks, to a server whose tools need them
+  mcptask proxy --bridge-tasks --stdio 'npx -y @modelcontextprotocol/server-everything stdio'
+
+  # A stdio-only host to a remote server that requires OAuth
+  mcptask proxy --host-stdio --bridge-tasks --server https://mcp.example.com/mcp
+
+  # HTTP hosts to a stdio server
+  mcptask proxy --stdio 'npx -y @acme/builds-mcp' --listen 127.0.0.1:7070`
+
 func addBridgeFlags(c *cobra.Command, opts *ProxyOptions) {
+	c.Use = "proxy (--server URL|NAME [--listen ADDR | --host-stdio] | --stdio 'command args' [--listen ADDR] | --print-config NAME) [--bridge-tasks]"
+	c.Long += bridgeHelp
+	c.Example += bridgeExamples
 	c.Flags().BoolVar(&opts.BridgeTasks, "bridge-tasks", false, "run the tool calls of hosts that do not speak Tasks as tasks: followed by mcptask, kept in the ledger, answered as one ordinary call")
 	c.Flags().StringVar(&opts.OnInput, "on-input", "", "with --bridge-tasks, `MODE` for a task's question the host cannot take: fail (the default: the call fails naming 'mcptask update' and the task), decline, or exec:CMD")
 	c.Flags().BoolVar(&opts.HostStdio, "host-stdio", false, "serve the host over stdio while reaching the --server URL over Streamable HTTP (what mcp-remote does; OAuth is mcptask's own)")
@@ -102,29 +141,20 @@ func printHostStdioConfig(f *Factory, opts *ProxyOptions, name string, src *name
 }
 
 // runStdioListenProxy serves a stdio server to HTTP hosts (--stdio 'cmd' --listen ADDR): what
-// mcp-proxy and supergateway do. The stdio processes sit behind a Streamable HTTP backend on a
-// private loopback port, and the ordinary HTTP proxy serves that on --listen, so the hosts go
-// through the same listener and its checks, and the ledger records the stdio command (resume
-// starts it again).
+// mcp-proxy and supergateway do. The stdio processes sit behind a Streamable HTTP backend that
+// the ordinary HTTP proxy reaches in process (no second port), so the hosts go through the
+// same listener and its checks, and the ledger records the stdio command (resume starts it
+// again).
 func runStdioListenProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref ServerRef, hdr http.Header, popts proxy.Options, errOut io.Writer) error {
-	token := proxy.NewToken()
-	backend := proxy.NewStdioBackend(proxy.StdioBackendOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), Token: token})
+	backend := proxy.NewStdioBackend(proxy.StdioBackendOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref)})
 	defer backend.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("proxy: %w", err)
-	}
-	srv := &http.Server{Handler: backend, ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
 	fmt.Fprintf(errOut, "mcptask: serving the stdio server %s over HTTP (one process per 2025-11-25 session, one shared by 2026-07-28 hosts)\n", strings.Join(quoteAll(ref.Argv), " "))
 	inner := ref
-	inner.URL = "http://" + ln.Addr().String() + "/mcp"
-	if hdr == nil {
-		hdr = http.Header{}
-	}
-	hdr = hdr.Clone()
-	hdr.Set(proxy.BackendTokenHeader, token)
-	popts.Secret = append(popts.Secret, proxy.BackendTokenHeader) // redacted in the record
+	inner.URL = stdioBackendURL
+	opts.upstream = backend.Transport()
 	return runHTTPProxy(ctx, f, opts, inner, hdr, popts, errOut)
 }
+
+// stdioBackendURL names the in-process backend of --stdio --listen in the record; nothing
+// dials it.
+const stdioBackendURL = "http://stdio-server/mcp"

@@ -1,12 +1,10 @@
 package cmd
 
 import (
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // pidLogged wraps argv in a shell that appends the server process's pid to file first, so a
@@ -71,31 +69,4 @@ func TestProxyStdioListen(t *testing.T) {
 			t.Errorf("%d server processes for 2026-07-28 hosts, want 1 shared", n)
 		}
 	})
-}
-
-// TestProxyStdioListenBackendPrivate: the stdio servers' HTTP backend answers only the proxy in
-// front of it; a local process that finds its port is refused (it would otherwise reach the
-// server past the listener's checks).
-func TestProxyStdioListenBackendPrivate(t *testing.T) {
-	ledger := filepath.Join(t.TempDir(), "proxy.json")
-	t.Setenv("MCPTASK_TEST_MAIN", "1")
-	_, errOut := startProxy(t, ledger, "--stdio", demoStdio(t), "--listen", "127.0.0.1:0")
-	var backend string
-	waitFor(t, "the backend's address", 10*time.Second, func() bool {
-		s := errOut.String()
-		i := strings.Index(s, " -> ")
-		if i < 0 {
-			return false
-		}
-		backend, _, _ = strings.Cut(s[i+len(" -> "):], "\n")
-		return true
-	})
-	resp, err := http.Post(backend, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("a request straight to the backend %s got %d, want 403", backend, resp.StatusCode)
-	}
 }

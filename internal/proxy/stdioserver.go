@@ -3,10 +3,10 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -19,9 +19,9 @@ import (
 // what mcp-proxy and supergateway do. StdioBackend is a Streamable HTTP server whose MCP
 // endpoint is backed by stdio server processes: one per 2025-11-25 session (started by the
 // host's initialize, ended by its DELETE), and one shared by every 2026-07-28 request (a
-// stateless era). The command serves it on a private loopback port and puts the ordinary HTTP
-// proxy in front of it, so hosts reach it through the same listener, checks, ledger, record,
-// linter and bridge as any HTTP server.
+// stateless era). The ordinary HTTP proxy stands in front of it and reaches it in process
+// (Transport: no port of its own that anything else could reach), so hosts go through the
+// same listener, checks, ledger, record, linter and bridge as for any HTTP server.
 
 // StdioBackendOptions configure a StdioBackend.
 type StdioBackendOptions struct {
@@ -31,14 +31,7 @@ type StdioBackendOptions struct {
 	Env  []string
 	// MaxSessions bounds the server processes started for 2025-11-25 sessions (64).
 	MaxSessions int
-	// Token, when set, must come in the BackendTokenHeader of every request: the backend's
-	// port is private to the proxy in front of it, and any other local process that finds it
-	// is refused instead of reaching the server past the front's checks.
-	Token string
 }
-
-// BackendTokenHeader carries StdioBackendOptions.Token.
-const BackendTokenHeader = "X-Mcptask-Backend"
 
 // StdioBackend serves stdio servers over Streamable HTTP.
 type StdioBackend struct {
@@ -83,6 +76,28 @@ type backendStream struct {
 	w     http.ResponseWriter
 	token string // the progressToken of the request it answers
 	ctx   context.Context
+	// started says the answer became an event stream: a request's answer is sent as plain
+	// JSON unless a message of the server's had to go first.
+	started bool
+}
+
+// answer sends the last message of a request's stream: as JSON when nothing went before it.
+func (s *backendStream) answer(m *rpc.Message) {
+	s.mu.Lock()
+	started := s.started
+	if !started {
+		s.started = true
+		data, err := json.Marshal(m)
+		if err == nil {
+			s.w.Header().Set("Content-Type", "application/json")
+			s.w.WriteHeader(http.StatusOK)
+			_, _ = s.w.Write(data)
+		}
+	}
+	s.mu.Unlock()
+	if started {
+		s.send(m)
+	}
 }
 
 func (s *backendStream) send(m *rpc.Message) bool {
@@ -94,6 +109,12 @@ func (s *backendStream) send(m *rpc.Message) bool {
 	defer s.mu.Unlock()
 	if s.ctx.Err() != nil {
 		return false
+	}
+	if !s.started {
+		s.started = true
+		s.w.Header().Set("Content-Type", "text/event-stream")
+		s.w.Header().Set("Cache-Control", "no-cache")
+		s.w.WriteHeader(http.StatusOK)
 	}
 	if _, err := fmt.Fprintf(s.w, "event: message\ndata: %s\n\n", data); err != nil {
 		return false
@@ -132,9 +153,6 @@ func (b *StdioBackend) start(id string) (*backendSession, error) {
 	return s, nil
 }
 
-// NewToken returns a random token for StdioBackendOptions.Token.
-func NewToken() string { return newSessionID() }
-
 func newSessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -143,10 +161,6 @@ func newSessionID() string {
 
 // ServeHTTP implements http.Handler: C25-TRANS §Streamable HTTP and C26-HTTP, server side.
 func (b *StdioBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if b.o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(BackendTokenHeader)), []byte(b.o.Token)) != 1 {
-		http.Error(w, "forbidden", http.StatusForbidden)
-		return
-	}
 	switch r.Method {
 	case http.MethodPost:
 		b.post(w, r)
@@ -288,14 +302,8 @@ func (s *backendSession) request(w http.ResponseWriter, r *http.Request, m *rpc.
 	}
 	_ = json.Unmarshal(m.Params, &meta)
 	st := &backendStream{w: w, ctx: r.Context(), token: string(meta.Meta.ProgressToken)}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	if s.id != "" && m.Method == "initialize" {
 		w.Header().Set("Mcp-Session-Id", s.id)
-	}
-	w.WriteHeader(http.StatusOK)
-	if fl, ok := w.(http.Flusher); ok {
-		fl.Flush()
 	}
 	s.mu.Lock()
 	s.streams = append(s.streams, st)
@@ -320,7 +328,7 @@ func (s *backendSession) request(w http.ResponseWriter, r *http.Request, m *rpc.
 		resp = &rpc.Message{Error: &rpc.Error{Code: rpc.CodeInternalError, Message: "mcptask proxy: the stdio server failed: " + err.Error()}}
 	}
 	resp.JSONRPC, resp.ID = "2.0", m.ID
-	st.send(resp)
+	st.answer(resp)
 }
 
 // getStream serves a 2025-11-25 session's GET stream: the server's messages that belong to no
@@ -333,7 +341,7 @@ func (b *StdioBackend) getStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a GET stream needs a session", http.StatusMethodNotAllowed)
 		return
 	}
-	st := &backendStream{w: w, ctx: r.Context()}
+	st := &backendStream{w: w, ctx: r.Context(), started: true}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -416,3 +424,63 @@ func (s *backendSession) fromServer(ctx context.Context, m *rpc.Message) *rpc.Me
 		return &rpc.Message{Error: &rpc.Error{Code: rpc.CodeInternalError, Message: "mcptask proxy: the host went away"}}
 	}
 }
+
+// Transport returns an http.RoundTripper that serves requests with the backend in process: the
+// proxy in front reaches it without a socket. The answer streams through a pipe as the backend
+// writes it, so an event stream reaches the host event by event.
+func (b *StdioBackend) Transport() http.RoundTripper { return handlerTransport{b} }
+
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	pr, pw := io.Pipe()
+	rw := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	go func() {
+		defer func() {
+			rw.writeHeader(http.StatusOK) // a handler that wrote nothing
+			_ = pw.Close()
+		}()
+		t.h.ServeHTTP(rw, req)
+	}()
+	select {
+	case <-rw.ready:
+	case <-req.Context().Done():
+		_ = pr.CloseWithError(req.Context().Err())
+		return nil, req.Context().Err()
+	}
+	go func() {
+		<-req.Context().Done()
+		_ = pr.CloseWithError(req.Context().Err())
+	}()
+	return &http.Response{StatusCode: rw.status, Status: http.StatusText(rw.status), Header: rw.sent, Body: pr,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, ContentLength: -1, Request: req}, nil
+}
+
+// pipeWriter is the http.ResponseWriter of handlerTransport.
+type pipeWriter struct {
+	header http.Header
+	sent   http.Header
+	pw     *io.PipeWriter
+	status int
+	once   sync.Once
+	ready  chan struct{}
+}
+
+func (w *pipeWriter) Header() http.Header { return w.header }
+
+func (w *pipeWriter) writeHeader(status int) {
+	w.once.Do(func() {
+		w.status, w.sent = status, w.header.Clone()
+		close(w.ready)
+	})
+}
+
+func (w *pipeWriter) WriteHeader(status int) { w.writeHeader(status) }
+
+func (w *pipeWriter) Write(p []byte) (int, error) {
+	w.writeHeader(http.StatusOK)
+	return w.pw.Write(p)
+}
+
+// Flush implements http.Flusher: every Write already reaches the reader.
+func (w *pipeWriter) Flush() {}
