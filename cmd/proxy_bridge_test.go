@@ -283,8 +283,9 @@ func TestProxyBridgeProgressKeepsHostWaiting(t *testing.T) {
 }
 
 // TestProxyBridgeInput: a task's question goes to a 2025-11-25 host that declared elicitation
-// as elicitation/create; a 2026-07-28 host gets it answered by --on-input exec, or else a
-// failed call naming `mcptask update` and the task, which stays in the ledger waiting.
+// as elicitation/create; for hosts of either era that cannot take it, --on-input exec answers
+// it, or else (2026-07-28) the call fails naming `mcptask update` and the task, which stays in
+// the ledger waiting.
 func TestProxyBridgeInput(t *testing.T) {
 	v1, v2 := tsHostScript(t, "bridge-host-v1.mjs"), tsHostScript(t, "bridge-host-v2.mjs")
 	bridgeEnv(t)
@@ -304,6 +305,11 @@ func TestProxyBridgeInput(t *testing.T) {
 	if o := h.outcome(t); o["status"] != "completed" || resultText(o) != "Hello, Grace!" {
 		t.Fatalf("the 2026-07-28 host with --on-input exec got %v\n%s", o, h.stderr.String())
 	}
+	// A 2025-11-25 host that did not declare elicitation: the proxy declares it for --on-input.
+	h = startTSHost(t, v1, "--stdio", bridgedStdio(filepath.Join(dir, "exec1.json"), argv, "--on-input", "exec:"+answer), "--tool", "ask")
+	if o := h.outcome(t); o["status"] != "completed" || resultText(o) != "Hello, Grace!" || h.find("elicit") != nil {
+		t.Fatalf("the 2025-11-25 host without elicitation, with --on-input exec, got %v\n%s", o, h.stderr.String())
+	}
 
 	ledger := filepath.Join(dir, "fail.json")
 	h = startTSHost(t, v2, "--stdio", bridgedStdio(ledger, argv), "--tool", "ask")
@@ -315,5 +321,30 @@ func TestProxyBridgeInput(t *testing.T) {
 	}
 	if !rec.Unfinished(time.Now()) {
 		t.Fatalf("the ledger holds %+v, want the task waiting for its answer", rec)
+	}
+}
+
+// TestProxyBridgeInputHTTP: the same over HTTP, where the question goes to the host on its
+// call's event stream and its answer comes back on a request of its own.
+func TestProxyBridgeInputHTTP(t *testing.T) {
+	v1 := tsHostScript(t, "bridge-host-v1.mjs")
+	bridgeEnv(t)
+	dir := t.TempDir()
+	url, _ := demoServer(t, demo.Options{StepDelay: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+
+	endpoint, _ := startProxy(t, filepath.Join(dir, "a.json"), "--server", url, "--bridge-tasks")
+	h := startTSHost(t, v1, "--http", endpoint, "--tool", "ask", "--elicit", `{"name":"Ada"}`)
+	if o := h.outcome(t); o["status"] != "completed" || resultText(o) != "Hello, Ada!" || h.find("elicit") == nil {
+		t.Fatalf("the host that declared elicitation got %v (asked: %v)\n%s", o, h.find("elicit"), h.stderr.String())
+	}
+
+	answer := filepath.Join(dir, "answer.sh")
+	if err := os.WriteFile(answer, []byte("#!/bin/sh\ncat >/dev/null\necho '{\"action\":\"accept\",\"content\":{\"name\":\"Grace\"}}'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	endpoint, _ = startProxy(t, filepath.Join(dir, "b.json"), "--server", url, "--bridge-tasks", "--on-input", "exec:"+answer)
+	h = startTSHost(t, v1, "--http", endpoint, "--tool", "ask")
+	if o := h.outcome(t); o["status"] != "completed" || resultText(o) != "Hello, Grace!" || h.find("elicit") != nil {
+		t.Fatalf("the host without elicitation, with --on-input exec, got %v\n%s", o, h.stderr.String())
 	}
 }

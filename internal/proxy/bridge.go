@@ -779,3 +779,44 @@ func (p *Proxy) bridgeRecord(toServer bool, h *host, data []byte) {
 
 // errHostGone is what writing to a host that went away returns.
 var errHostGone = errors.New("the host went away")
+
+// declareAnswerable adds to a 2025-11-25 host's initialize the capabilities --on-input can
+// answer for (elicitation; sampling for a program), so that the server may ask a bridged
+// task's questions at all (C25-LIFE §Operation: it may only ask what the client declared). The
+// questions of bridged tasks come to the proxy, which answers them; any other question of the
+// server then reaches a host that has no handler for it and refuses it. It returns nil when
+// the message stays as it is.
+func (b *bridge) declareAnswerable(m *rpc.Message) []byte {
+	if b.o.Answerer == nil || m.Method != "initialize" || !m.IsRequest() {
+		return nil
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &p) != nil {
+		return nil
+	}
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(p["capabilities"], &caps)
+	if caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	changed := false
+	if _, ok := caps["elicitation"]; !ok {
+		caps["elicitation"], changed = json.RawMessage(`{}`), true
+	}
+	if _, ok := caps["sampling"]; !ok && follow.Samples(b.o.Answerer) {
+		caps["sampling"], changed = json.RawMessage(`{}`), true
+	}
+	if !changed {
+		return nil
+	}
+	p["capabilities"], _ = json.Marshal(caps)
+	params, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	out, err := json.Marshal(&rpc.Message{JSONRPC: "2.0", ID: m.ID, Method: m.Method, Params: params})
+	if err != nil {
+		return nil
+	}
+	return out
+}

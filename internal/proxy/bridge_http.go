@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -99,6 +101,11 @@ func (b *bridge) serveHTTP(f *httpFront, w http.ResponseWriter, r *http.Request,
 		w.WriteHeader(http.StatusAccepted)
 		return true
 	case !m.IsRequest():
+		return false
+	case m.Method == "initialize":
+		if out := b.declareAnswerable(m); out != nil {
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(out)), int64(len(out))
+		}
 		return false
 	case m.Method == "tools/list" && params.Meta.Version == "" && !b.hostSpeaksTasks(h):
 		return b.serveToolsList(f, w, r, h, m)

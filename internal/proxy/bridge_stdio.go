@@ -184,6 +184,9 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 			return nil
 		}
 		b.p.fromHost(h, msg)
+		if out := b.declareAnswerable(m); out != nil {
+			return out
+		}
 		return msg
 	}
 	u := l.up
