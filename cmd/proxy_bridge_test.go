@@ -348,3 +348,25 @@ func TestProxyBridgeInputHTTP(t *testing.T) {
 		t.Fatalf("the host without elicitation, with --on-input exec, got %v\n%s", o, h.stderr.String())
 	}
 }
+
+// TestProxyBridgeHostKilledHTTP: an HTTP host killed mid-call leaves its task running and in
+// the ledger; `mcptask result` prints its result.
+func TestProxyBridgeHostKilledHTTP(t *testing.T) {
+	v1 := tsHostScript(t, "bridge-host-v1.mjs")
+	bridgeEnv(t)
+	ledger := filepath.Join(t.TempDir(), "proxy.json")
+	url, _ := demoServer(t, demo.Options{StepDelay: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+	endpoint, _ := startProxy(t, ledger, "--server", url, "--bridge-tasks", "--bridge-progress", "200ms")
+	h := startTSHost(t, v1, "--http", endpoint, "--tool", "sleep", "--args", `{"seconds":30}`)
+	waitFor(t, "the bridged task to run", 30*time.Second, func() bool { return len(h.all("progress")) > 0 })
+	_ = h.cmd.Process.Kill()
+	<-h.done
+	rec := onlyRecord(t, ledger)
+	if !rec.Unfinished(time.Now()) || rec.Tool != "sleep" || rec.SessionID == "" {
+		t.Fatalf("after the kill the ledger holds %+v, want the sleep task unfinished, with its session", rec)
+	}
+	res := runCLI(t, t.Context(), map[string]string{"MCPTASK_STATE": ledger}, "result", rec.TaskID, "--timeout", "60s")
+	if res.Code != ExitOK || !strings.Contains(res.Stdout, "slept 30 seconds") {
+		t.Fatalf("mcptask result %s: code %d\nstdout %s\nstderr %s", rec.TaskID, res.Code, res.Stdout, res.Stderr)
+	}
+}
