@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -369,4 +371,67 @@ func TestProxyBridgeHostKilledHTTP(t *testing.T) {
 	if res.Code != ExitOK || !strings.Contains(res.Stdout, "slept 30 seconds") {
 		t.Fatalf("mcptask result %s: code %d\nstdout %s\nstderr %s", rec.TaskID, res.Code, res.Stdout, res.Stderr)
 	}
+}
+
+// TestProxyBridgeRecord: --record keeps what the proxy does on the host's behalf over HTTP (its
+// task call and its polls, marked "peer": "proxy"), and the credential it sends for the host
+// (a named server's header, here --header) never reaches the record.
+func TestProxyBridgeRecord(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(dir, "record.ndjson")
+	url, _ := demoServer(t, demo.Options{StepDelay: 50 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+	const secret = "s3cret-bridge-token"
+	endpoint, _ := startProxy(t, filepath.Join(dir, "proxy.json"), "--server", url, "--bridge-tasks", "--record", record, "--header", "Authorization: Bearer "+secret)
+	host := plainCall(t, endpoint)
+	if !strings.Contains(host, "slept 2 seconds") {
+		t.Fatalf("the host got %s", host)
+	}
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) {
+		t.Fatal("the record holds the credential")
+	}
+	var proxyLines, polls int
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		if m["peer"] == "proxy" {
+			proxyLines++
+			if strings.Contains(line, `"tasks/get"`) || strings.Contains(line, `"tasks/result"`) {
+				polls++
+			}
+		}
+	}
+	if proxyLines == 0 || polls == 0 {
+		t.Fatalf("the record has %d lines of the proxy's, %d of its polls:\n%s", proxyLines, polls, data)
+	}
+}
+
+// plainCall makes one plain 2025-11-25 tools/call of sleep through endpoint the way a
+// task-unaware host does (no params.task), and returns the answer.
+func plainCall(t *testing.T, endpoint string) string {
+	t.Helper()
+	tr, err := rpc.NewHTTPTransport(endpoint, rpc.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx := t.Context()
+	if _, err := tr.RoundTrip(ctx, &rpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: "initialize",
+		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"plain-host","version":"1"}}`)}, http.Header{}); err != nil {
+		t.Fatal(err)
+	}
+	hdr := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	_ = tr.Send(ctx, &rpc.Message{JSONRPC: "2.0", Method: "notifications/initialized"}, hdr)
+	resp, err := tr.RoundTrip(ctx, &rpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`2`), Method: "tools/call",
+		Params: json.RawMessage(`{"name":"sleep","arguments":{"seconds":2}}`)}, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(resp)
+	return string(b)
 }

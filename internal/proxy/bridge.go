@@ -480,10 +480,9 @@ func (c *bridgedCall) run(ctx context.Context) {
 		c.fail(rpc.CodeInvalidParams, "mcptask proxy: the call's params are not a JSON object: %v", err)
 		return
 	}
+	// The transports record the proxy's own requests (stdio: RoundTrip and the relay; HTTP:
+	// rpc's tracer into the record).
 	req := &rpc.Message{JSONRPC: "2.0", ID: json.RawMessage(strconv.Quote(c.b.nextID())), Method: "tools/call", Params: params}
-	if data, err := json.Marshal(req); err == nil {
-		c.b.p.bridgeRecord(true, c.h, data)
-	}
 	resp, err := c.up.RoundTrip(ctx, req, c.hdr.Clone())
 	if err != nil {
 		if ctx.Err() != nil {
@@ -491,9 +490,6 @@ func (c *bridgedCall) run(ctx context.Context) {
 		}
 		c.fail(rpc.CodeInternalError, "mcptask proxy: the server could not be reached: %v", rpc.RedactURL(err.Error()))
 		return
-	}
-	if data, err := json.Marshal(resp); err == nil {
-		c.b.p.bridgeRecord(false, c.h, data)
 	}
 	if resp.Error != nil || resp.Result == nil {
 		c.reply(resp.Result, resp.Error)

@@ -51,7 +51,10 @@ func (l *sseLink) send(msg []byte) error {
 
 // upstream returns a transport for the proxy's own requests to the server on behalf of the
 // host that sent r: its Authorization and cookies, the headers of a named server, its session.
-func (f *httpFront) upstream(r *http.Request, session string) (*rpc.HTTPTransport, error) {
+func (f *httpFront) upstream(r *http.Request, h *host) (*rpc.HTTPTransport, error) {
+	f.p.mu.Lock()
+	session := h.session
+	f.p.mu.Unlock()
 	hdr := http.Header{}
 	for _, k := range []string{"Authorization", "Cookie"} {
 		if v := r.Header.Values(k); len(v) > 0 {
@@ -63,7 +66,13 @@ func (f *httpFront) upstream(r *http.Request, session string) (*rpc.HTTPTranspor
 			hdr[http.CanonicalHeaderKey(k)] = v
 		}
 	}
-	t, err := rpc.NewHTTPTransport(f.up.String(), rpc.HTTPOptions{Header: hdr, HTTPClient: rpc.NewHTTPClient(f.rp.Transport)})
+	o := rpc.HTTPOptions{Header: hdr, HTTPClient: rpc.NewHTTPClient(f.rp.Transport)}
+	if f.p.rec != nil {
+		// The proxy's own requests go to the record too, marked as the proxy's, headers
+		// redacted by rpc's tracer as for the client's own record.
+		o.Trace = &rpc.TraceOptions{Record: &bridgeTrace{p: f.p, host: h.label()}, Secret: f.p.opts.Secret}
+	}
+	t, err := rpc.NewHTTPTransport(f.up.String(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +121,7 @@ func (b *bridge) serveHTTP(f *httpFront, w http.ResponseWriter, r *http.Request,
 	case m.Method != "tools/call":
 		return false
 	}
-	b.p.mu.Lock()
-	session := h.session
-	b.p.mu.Unlock()
-	up, err := f.upstream(r, session)
+	up, err := f.upstream(r, h)
 	if err != nil {
 		return false
 	}
@@ -145,10 +151,7 @@ func (b *bridge) serveHTTP(f *httpFront, w http.ResponseWriter, r *http.Request,
 // serveToolsList answers a task-unaware host's tools/list with the server's list rewritten
 // (rewriteTools); when the server cannot be asked, the request goes through unchanged.
 func (b *bridge) serveToolsList(f *httpFront, w http.ResponseWriter, r *http.Request, h *host, m *rpc.Message) bool {
-	b.p.mu.Lock()
-	session := h.session
-	b.p.mu.Unlock()
-	up, err := f.upstream(r, session)
+	up, err := f.upstream(r, h)
 	if err != nil {
 		return false
 	}
@@ -169,4 +172,24 @@ func (b *bridge) serveToolsList(f *httpFront, w http.ResponseWriter, r *http.Req
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	return true
+}
+
+// bridgeTrace takes the NDJSON lines rpc's tracer writes for the proxy's own HTTP requests and
+// puts them in the proxy's record, with the peer "proxy" and the host they were made for.
+type bridgeTrace struct {
+	p    *Proxy
+	host string
+}
+
+func (t *bridgeTrace) Write(b []byte) (int, error) {
+	var fields map[string]any
+	if json.Unmarshal(b, &fields) != nil {
+		return len(b), nil
+	}
+	toServer := fields["dir"] == "send"
+	delete(fields, "dir")
+	delete(fields, "time")
+	fields["peer"] = "proxy"
+	t.p.rec.line(toServer, t.host, fields)
+	return len(b), nil
 }

@@ -104,9 +104,7 @@ func (t *stdioCallTransport) RoundTrip(ctx context.Context, req *rpc.Message, _ 
 		delete(u.waits, key)
 		u.mu.Unlock()
 	}()
-	if req.Method != "tools/call" {
-		u.b.p.bridgeRecord(true, u.h, data)
-	}
+	u.b.p.bridgeRecord(true, u.h, data)
 	if err := u.w.writeLine(data); err != nil {
 		return nil, err
 	}
