@@ -169,6 +169,16 @@ func (c *connector) frame(ctx context.Context, line []byte) {
 		if err := c.t.Send(ctx, m, hdr); err != nil && ctx.Err() == nil {
 			c.p.notice(c.h, "a notification to the server failed: %v", rpc.RedactURL(err.Error()))
 		}
+		if m.Method == "notifications/initialized" && hdr.Get("Mcp-Protocol-Version") < rpc.VersionModern {
+			// C25-TRANS §Listening for Messages from the Server: what the server sends
+			// outside any request comes on the session's GET stream, which a host over
+			// HTTP would hold; the proxy holds it for the stdio host.
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				_ = c.t.OpenStandaloneStream(ctx)
+			}()
+		}
 	}
 }
 
