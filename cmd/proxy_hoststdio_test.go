@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// stdioHost drives `mcptask proxy --host-stdio` in-process the way a desktop host does: JSON-RPC
+// stdioHost drives `mcptask proxy` over stdio in-process the way a desktop host does: JSON-RPC
 // lines on the proxy's stdin, every line of its stdout read back as JSON-RPC.
 type stdioHost struct {
 	t      *testing.T
@@ -33,7 +33,7 @@ func startStdioHostProxy(t *testing.T, env map[string]string, args ...string) *s
 	f.Getenv = func(k string) string { return env[k] }
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		code := Run(ctx, f, append([]string{"proxy", "--host-stdio"}, args...))
+		code := Run(ctx, f, append([]string{"proxy"}, args...))
 		_ = outW.Close()
 		h.done <- code
 	}()
@@ -89,7 +89,7 @@ func TestProxyHostStdioOAuth(t *testing.T) {
 	env := authTestEnv(t)
 	ledger := filepath.Join(t.TempDir(), "proxy.json")
 	env["MCPTASK_STATE"] = ledger
-	h := startStdioHostProxy(t, env, "--server", o.URL)
+	h := startStdioHostProxy(t, env, "--host-stdio", "--server", o.URL)
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"desktop-host","version":"1"}}}`)
 	if r := h.answer(1); r["result"] == nil {
 		t.Fatalf("initialize: %v\n%s", r, h.errOut.String())
@@ -159,5 +159,28 @@ func TestProxyPrintConfigHostStdio(t *testing.T) {
 	}
 	if strings.Contains(r.Stdout, "TOKEN") || !strings.Contains(r.Stderr, "not copied") {
 		t.Errorf("the headers: stdout %s\nstderr %s", r.Stdout, r.Stderr)
+	}
+}
+
+// TestProxyBridgeUnlistedStdio: a host that calls a task tool without listing the tools first
+// (so the proxy does not know yet that the tool supports tasks) is bridged all the same: the
+// proxy lists the tools itself, once, then makes the call as a task.
+func TestProxyBridgeUnlistedStdio(t *testing.T) {
+	t.Setenv("MCPTASK_TEST_MAIN", "1")
+	ledger := filepath.Join(t.TempDir(), "proxy.json")
+	env := map[string]string{"MCPTASK_STATE": ledger, "XDG_STATE_HOME": testStateHome(t)}
+	h := startStdioHostProxy(t, env, "--bridge-tasks", "--stdio", demoStdio(t, "--step", "50ms", "--poll-interval", "50ms"))
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"plain-host","version":"1"}}}`)
+	h.answer(1)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	r := h.answer(2)
+	// ask requires a task: without the bridge the demo refuses the plain call (-32601); bridged,
+	// the task runs and asks a question this host cannot take, and the call fails saying so.
+	if msg := jsonString(r); !strings.Contains(msg, "needs input") && !strings.Contains(msg, "elicitation") {
+		t.Fatalf("the unlisted call got %s, want it run as a task", msg)
+	}
+	if recs := viaProxy(t, ledger); len(recs) != 1 || recs[0].Tool != "ask" {
+		t.Fatalf("the ledger holds %+v, want the ask task", recs)
 	}
 }

@@ -178,8 +178,26 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 		case b.hostCancelled(h, m):
 			return nil
 		case m.Method == "tools/call" && m.IsRequest():
-			go b.stdioCall(l, m, params, msg)
-			return nil
+			// Decided here when the tool's taskSupport is known, so that a call passed on
+			// keeps its place among the host's frames; only a call that needs the tools
+			// listed first waits for that on a goroutine of its own.
+			known := func(name string) string {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				if s, ok := b.support[name]; ok || b.listed {
+					return s
+				}
+				return "unknown"
+			}
+			switch {
+			case b.wants(h, m, params, known):
+				c := b.start(h, m, params, nil, l, &stdioCallTransport{up: l.up}, nil)
+				go c.run(l.ctx)
+				return nil
+			case params.Meta.Version == "" && !params.hasTask() && known(params.Name) == "unknown":
+				go b.stdioCall(l, m, params, msg)
+				return nil
+			}
 		}
 		b.p.fromHost(h, msg)
 		if out := b.declareAnswerable(m); out != nil {
