@@ -187,7 +187,7 @@ func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
 	cfg := auth.Config{
 		ServerURL: ref.URL, Profile: profile, Issuer: issuer,
 		Login: a.Login, Browser: a.Browser,
-		Interactive:       f.IO.CanLogin(f.Getenv),
+		Interactive:       f.IO.CanLogin(f.Getenv) || f.authBrowser && f.Getenv("CI") == "",
 		ClientID:          a.ClientID,
 		ClientIssuer:      a.Issuer,
 		ClientMetadataURL: a.ClientMetadataURL,

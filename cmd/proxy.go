@@ -35,6 +35,14 @@ type ProxyOptions struct {
 	// AllowedHosts and AllowedOrigins widen the proxy's DNS-rebinding protection.
 	AllowedHosts   []string
 	AllowedOrigins []string
+	// BridgeTasks runs the calls of hosts that do not speak Tasks as tasks (proxy_bridge.go).
+	BridgeTasks    bool
+	OnInput        string
+	BridgeProgress time.Duration
+	// HostStdio serves the host over stdio while the server is reached over HTTP.
+	HostStdio bool
+	// upstream reaches the server in process instead of over the network (--stdio --listen).
+	upstream http.RoundTripper
 }
 
 // NewCmdProxy returns `mcptask proxy`.
@@ -112,6 +120,7 @@ with the server's exit code.`,
 	c.Flags().BoolVar(&opts.NoLedger, "no-ledger", false, "do not write the hosts' tasks to the ledger")
 	c.Flags().StringArrayVar(&opts.AllowedHosts, "allowed-host", nil, "also accept requests whose Host is `NAME[:PORT]` (repeatable; default: loopback names and the listening address)")
 	c.Flags().StringArrayVar(&opts.AllowedOrigins, "allowed-origin", nil, "also accept requests from the browser origin `URL`, such as http://app.example:8080 (repeatable; default: loopback origins)")
+	addBridgeFlags(c, opts)
 	c.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the config entry of server `NAME` rewritten to go through the proxy, and exit")
 	return c
 }
@@ -125,11 +134,8 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if ref.URL == "" && opts.Listen != "" {
-		return flagErrorf("--listen serves HTTP and needs an HTTP --server; a stdio server is proxied over stdio (drop --listen)")
-	}
-	if ref.URL == "" && len(opts.AllowedHosts)+len(opts.AllowedOrigins) > 0 {
-		return flagErrorf("--allowed-host and --allowed-origin guard the HTTP proxy; a stdio proxy has no web page to fear (drop them)")
+	if ref.URL == "" && opts.Listen == "" && len(opts.AllowedHosts)+len(opts.AllowedOrigins) > 0 {
+		return flagErrorf("--allowed-host and --allowed-origin guard the HTTP proxy; a stdio proxy without --listen has no web page to fear (drop them)")
 	}
 	if f.Global.Protocol != "auto" {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
@@ -155,6 +161,18 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	}
 	if f.Global.Trace {
 		popts.Trace = errOut
+	}
+	if popts.Bridge, err = bridgeOptions(opts, errOut); err != nil {
+		return err
+	}
+	if opts.HostStdio {
+		if opts.Listen != "" {
+			return flagErrorf("--host-stdio serves the host on stdin and stdout: drop --listen")
+		}
+		return runHostStdioProxy(ctx, f, ref, hdr, popts, errOut)
+	}
+	if ref.URL == "" && opts.Listen != "" {
+		return runStdioListenProxy(ctx, f, opts, ref, hdr, popts, errOut)
 	}
 	if ref.URL == "" {
 		return runStdioProxy(ctx, f, ref, popts, errOut)
@@ -214,7 +232,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	p := proxy.New(popts)
 	defer p.Close()
 	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure,
-		AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins})
+		AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins, Transport: opts.upstream})
 	if err != nil {
 		return flagErrorf("%v", err)
 	}
@@ -325,6 +343,7 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 	if opts.NoLedger {
 		extra = append(extra, "--no-ledger")
 	}
+	extra = append(extra, bridgeArgs(opts, c)...)
 	for _, fl := range []string{"record", "state", "config"} {
 		if fg := c.Flags().Lookup(fl); fg != nil && fg.Changed {
 			v := fg.Value.String()
@@ -333,6 +352,9 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 			}
 			extra = append(extra, "--"+fl, v)
 		}
+	}
+	if src.URL != "" && opts.HostStdio {
+		return printHostStdioConfig(f, opts, name, src, entry, extra)
 	}
 	if src.URL != "" {
 		if opts.Listen == "" {

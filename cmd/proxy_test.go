@@ -343,7 +343,11 @@ func TestProxyUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"proxy"}, "no server"},
-		{[]string{"proxy", "--stdio", "x", "--listen", "127.0.0.1:0"}, "drop --listen"},
+		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--host-stdio", "--listen", "127.0.0.1:0"}, "drop --listen"},
+		{[]string{"proxy", "--stdio", "x", "--host-stdio"}, "give --server URL"},
+		{[]string{"proxy", "--stdio", "x", "--on-input", "decline"}, "--bridge-tasks"},
+		{[]string{"proxy", "--stdio", "x", "--bridge-tasks", "--on-input", "prompt"}, "no terminal"},
+		{[]string{"proxy", "--stdio", "x", "--bridge-tasks", "--bridge-progress", "1ms"}, "at least 100ms"},
 		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--listen", "nonsense"}, "HOST:PORT"},
 		{[]string{"proxy", "--server", "http://127.0.0.1:1/mcp", "--protocol", "2025-11-25"}, "negotiate"},
 		{[]string{"proxy", "--stdio", "x", "--allowed-host", "a.example"}, "drop them"},

@@ -59,6 +59,9 @@ type Factory struct {
 	authMu       sync.Mutex
 	authSessions map[string]*auth.Session
 	authEnv      *auth.Env
+	// authBrowser lets the login flow open the browser without a terminal: a desktop host
+	// runs `proxy --host-stdio` with pipes only (issue 22).
+	authBrowser bool
 }
 
 // NewFactory returns a Factory on io with the real clock and environment.

@@ -226,6 +226,8 @@ func (f *httpFront) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			p.malformed(true, h, body, err)
+		} else if p.bridge != nil && p.bridge.serveHTTP(f, w, r, h, m, params) {
+			return // answered by the bridge (bridge_http.go)
 		} else {
 			x = p.hostMessage(h, m, params, r.Header)
 		}

@@ -138,6 +138,8 @@ type Options struct {
 	MaxHeld int64
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Bridge, when set, turns --bridge-tasks on (bridge.go).
+	Bridge *BridgeOptions
 }
 
 // EventKind says what an Event reports.
@@ -193,6 +195,8 @@ type Proxy struct {
 	lint *check.Linter
 
 	mem memBudget
+
+	bridge *bridge
 
 	mu      sync.Mutex
 	hosts   map[string]*host
@@ -343,6 +347,9 @@ func New(opts Options) *Proxy {
 	p := &Proxy{opts: opts, hosts: map[string]*host{}, tasks: map[string]*taskState{}}
 	p.mem.max = opts.MaxHeld
 	p.rec = newRecorder(opts.Record, opts.Trace, opts.Redact, opts.Secret, opts.Now)
+	if opts.Bridge != nil {
+		p.bridge = newBridge(p, *opts.Bridge)
+	}
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
 	if opts.Ledger != nil && opts.Ledger.writeErr == nil {

@@ -69,6 +69,11 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 	p.mu.Lock()
 	h.stdio = true
 	p.mu.Unlock()
+	// Whole frames only, one at a time: the bridge writes to both streams too.
+	toServer, toHost := &lockedWriter{w: stdin}, &lockedWriter{w: o.Out}
+	if p.bridge != nil {
+		p.bridge.attachStdio(ctx, h, toServer, toHost)
+	}
 
 	var logs sync.WaitGroup
 	logs.Add(1)
@@ -78,12 +83,15 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 	}()
 	hostDone := make(chan error, 1)
 	go func() {
-		err := p.relay(o.In, stdin, h, true)
+		err := p.relay(o.In, toServer, h, true)
+		if p.bridge != nil {
+			p.bridge.hostGone(h) // its bridged tasks stay in the ledger
+		}
 		stdin.Close() // the host is gone: the server sees its stdin end, as it would have
 		hostDone <- err
 	}()
 	serverDone := make(chan error, 1)
-	go func() { serverDone <- p.relay(stdout, o.Out, h, false) }()
+	go func() { serverDone <- p.relay(stdout, toHost, h, false) }()
 
 	stopping := false
 	var timer <-chan time.Time
@@ -153,11 +161,14 @@ func (p *Proxy) relay(src io.Reader, dst io.Writer, h *host, toServer bool) erro
 		}
 		line = append(line, chunk...)
 		if len(line) > 0 {
+			out := line
 			if !skipping {
-				p.frame(h, line, toServer)
+				out = p.frame(h, line, toServer)
 			}
-			if _, werr := dst.Write(line); werr != nil {
-				return werr
+			if out != nil {
+				if _, werr := dst.Write(out); werr != nil {
+					return werr
+				}
 			}
 		}
 		skipping = false
@@ -171,20 +182,32 @@ func (p *Proxy) relay(src io.Reader, dst io.Writer, h *host, toServer bool) erro
 	}
 }
 
-// frame looks at one stdio line.
-func (p *Proxy) frame(h *host, line []byte, toServer bool) {
+// frame looks at one stdio line and returns what to pass on: the line, or with the bridge on
+// (bridge_stdio.go) a line it rewrote, or nil for a frame of its own.
+func (p *Proxy) frame(h *host, line []byte, toServer bool) []byte {
 	msg := bytes.TrimSpace(line)
 	if len(msg) == 0 {
-		return
+		return line
 	}
 	if p.rec != nil {
 		p.rec.line(toServer, h.label(), map[string]any{"kind": "frame", "body": bodyValue(msg), "taskId": taskIDOf(msg)})
 	}
+	if p.bridge != nil {
+		out := p.bridge.stdioFrame(h, msg, toServer)
+		if out == nil {
+			return nil
+		}
+		if len(out) != len(msg) || &out[0] != &msg[0] {
+			return append(out, '\n')
+		}
+		return line
+	}
 	if toServer {
 		p.fromHost(h, msg)
-		return
+		return line
 	}
 	p.fromServer(h, nil, msg)
+	return line
 }
 
 // copyLines copies r to w a line at a time, so that the server's log lines and the proxy's

@@ -1152,7 +1152,7 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 		s.mu.Lock()
 		st := s.stateLocked(t)
 		s.mu.Unlock()
-		if !terminal(st) && t.kind == "input" {
+		if !taskstatus.Terminal(st) && t.kind == "input" {
 			res := s.toolResult(t, t.kind, t.answer) // C25-TASKS §Result Retrieval: it MUST block
 			res["_meta"] = related
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
