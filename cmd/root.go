@@ -198,6 +198,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 			return nil
 		},
 	})
+	setupHelp(root)
 	return root
 }
 
