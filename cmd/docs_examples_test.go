@@ -213,8 +213,8 @@ func TestDocExamplesParse(t *testing.T) {
 	}
 }
 
-// The README's runnable examples (Try it and the recipes) run, unchanged, against the demo
-// server with the real binary, and succeed.
+// The runnable examples (the README's Try it and recipes, and any block of the guide marked
+// so) run, unchanged, against the demo server with the real binary, and succeed.
 func TestDocExamplesRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
@@ -228,9 +228,11 @@ func TestDocExamplesRun(t *testing.T) {
 	t.Cleanup(func() { hs.Close(); srv.Close() })
 
 	var runnable []docExample
-	for _, ex := range fencedBlocks(t, filepath.Join("..", "README.md")) {
-		if ex.run {
-			runnable = append(runnable, ex)
+	for _, file := range docFiles(t) {
+		for _, ex := range fencedBlocks(t, file) {
+			if ex.run {
+				runnable = append(runnable, ex)
+			}
 		}
 	}
 	if len(runnable) < 6 {
