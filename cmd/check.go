@@ -88,7 +88,7 @@ your choice. --no-call checks only what needs no tool call. --budget bounds the 
 run; the report says what it cut.
 
 The rules, with their sections and what each needs from the server's tools, are
-listed in the README ("Checking a server").
+listed in docs/guide/check.md ("Checking a server").
 
 EXIT STATUS
   0 nothing failed (warnings allowed); 3 at least one check failed; 1 the server could

@@ -499,7 +499,7 @@ func contains(list []string, s string) bool {
 }
 
 // sdkV1Deviations are the 2025-11-25 MUSTs the official TypeScript SDK v1 (1.32.2, pinned in
-// testdata/interop) itself breaks, and how `mcptask check` words each; the README's
+// testdata/interop) itself breaks, and how `mcptask check` words each; docs/guide/check.md's
 // "Checking a server" lists them. The library (server/mcp.js, McpServer with registerToolTask)
 // wraps the -32601 for a task-only tool called without task into a CallToolResult with
 // isError (A3); its Protocol (shared/protocol.js) looks up the related-task metadata of every
@@ -564,7 +564,7 @@ func TestCheckSDKv1(t *testing.T) {
 			}
 			for id := range sdkV1Deviations[name] {
 				if status[id] != "fail" {
-					t.Errorf("the known SDK deviation %s is %q, want fail (has the SDK changed? update the README)", id, status[id])
+					t.Errorf("the known SDK deviation %s is %q, want fail (has the SDK changed? update docs/guide/check.md)", id, status[id])
 				}
 			}
 			for _, id := range mustPass[name] {

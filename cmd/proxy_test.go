@@ -218,7 +218,7 @@ func TestProxyMcptaskHostStdio(t *testing.T) {
 // stdio, with simulate-research-query, the reference server's task tool. The host sees the
 // same result and the same statuses as without the proxy, the ledger holds the task, and after
 // the host is killed mid-task `mcptask resume` finishes its task over HTTP. Over stdio it
-// cannot: the one exception, as in TestProxyTSClients and the README's "Debugging a host".
+// cannot: the one exception, as in TestProxyTSClients and docs/guide/proxy.md's "Debugging a host".
 func TestProxyMcptaskHostEverything(t *testing.T) {
 	index := everythingServer(t)
 	t.Setenv("MCPTASK_TEST_MAIN", "1") // the stdio proxy is this test binary

@@ -201,6 +201,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 			return nil
 		},
 	})
+	setupHelp(root)
 	return root
 }
 

@@ -20,7 +20,7 @@ const (
 	needsToolErr  = "a tool that reports a tool error (a result with isError)"
 )
 
-// Rules lists every rule, in report order. The README's table is checked against it.
+// Rules lists every rule, in report order. The table in docs/guide/check.md is checked against it.
 var Rules = []Rule{
 	{"B0", "2026-07-28", "every answer matches the official schema (one result per kind: B0:server/discover, B0:tools/call, B0:errors, …)", "C26-SCHEMA; EXT-SCHEMA", "nothing; each tool call adds answers to validate"},
 	{"B17", "2026-07-28", "server/discover returns resultType complete and supportedVersions", "C26-DISC", needsNothing},

@@ -305,7 +305,7 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 
 func (r *runner) add(id, title, section string, st Status, seen string, tools ...string) {
 	if rule, ok := ruleOf(id); ok {
-		section = rule.Section // one source for the report and the README
+		section = rule.Section // one source for the report and docs/guide/check.md
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

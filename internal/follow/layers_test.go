@@ -8,7 +8,7 @@ import (
 
 // TestLayers keeps the engine where the architecture puts it: it reaches servers through rpc
 // and the ledger through state, and knows nothing of commands, terminals or views
-// (README, Architecture; STYLE.md §1).
+// (docs/guide/architecture.md; STYLE.md §1).
 func TestLayers(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {
