@@ -127,7 +127,9 @@ func TestCallTimeoutLeavesTaskRunning(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			url, _ := demoServer(t, demo.Options{})
-			r := runCLI(t, t.Context(), nil, "call", "forever", "--server", url, "--protocol", era, "--timeout", "300ms")
+			// --timeout counts from the start of the command, connecting included: 2s lets a
+			// loaded machine create the task before it runs out.
+			r := runCLI(t, t.Context(), nil, "call", "forever", "--server", url, "--protocol", era, "--timeout", "2s")
 			if r.Code != ExitTimeout {
 				t.Fatalf("code %d, want %d; stderr:\n%s", r.Code, ExitTimeout, r.Stderr)
 			}

@@ -275,6 +275,7 @@ type runner struct {
 	tools    []*toolInfo
 	toolsErr error
 	calls    []*call
+	handed   map[string]bool // task ids handed out outside the catalogue's calls (handed.go)
 }
 
 func newRunner(o Options, era string, share time.Duration) *runner {

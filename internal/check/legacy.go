@@ -160,6 +160,7 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 	cancel()
 	if err == nil && m.Result != nil && obj(m.Result)["task"] != nil {
 		if tid := str(obj(obj(m.Result)["task"])["taskId"]); tid != "" {
+			r.hand(tid)
 			// Leave no work running: the server may serve tasks/cancel even undeclared.
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			_, _ = r.send(cctx, "tasks/cancel", map[string]any{"taskId": tid}, req{})
@@ -289,7 +290,9 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 		_ = json.Unmarshal(n.params, &tk)
 		c := byID[tk.TaskID]
 		if c == nil {
-			bad = append(bad, fmt.Sprintf("a notification names task %q, which this session never created", tk.TaskID))
+			if !r.handedTask(tk.TaskID) {
+				bad = append(bad, fmt.Sprintf("a notification names task %q, which this session never created", tk.TaskID))
+			}
 			continue
 		}
 		tools = append(tools, c.tool.name)
