@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,7 +188,20 @@ func TestCancelKeepsTheLedgerInStep(t *testing.T) {
 			c := connectWith(t, url, era, rpc.ClientOptions{})
 			tk := create(t, c, url, "forever", nil, path)
 			r := records(t, path)[0]
-			e := New(Options{Ledger: st, NoPush: true, LeaveResults: true})
+			// The first thing the follow reports must find Cancel's own change in the ledger
+			// already: its batch is written before the engine starts, not at some later tick.
+			var first sync.Once
+			events := &recorder{on: func(Event) {
+				first.Do(func() {
+					if era != rpc.VersionLegacy {
+						return
+					}
+					if r := records(t, path); len(r) != 1 || r[0].Status != string(rpc.StatusCancelled) {
+						t.Errorf("when the follow began, the ledger held %+v; want Cancel's change (cancelled) written", r)
+					}
+				})
+			}}
+			e := New(Options{Ledger: st, NoPush: true, LeaveResults: true}, events)
 			out, err := Cancel(t.Context(), t.Context(), c, CancelRequest{TaskID: tk.TaskID, Key: key, Record: &r, Ledger: st, Follow: e, Server: url})
 			if err != nil || !out.Acked || out.Outcome == nil || out.Outcome.End != EndCancelled {
 				t.Fatalf("Cancel: %+v, %v", out, err)
