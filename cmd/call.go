@@ -93,26 +93,36 @@ EXIT STATUS
 	return c
 }
 
-func runCall(ctx context.Context, opts *CallOptions) error {
+// callInputs are what call reads before it connects: a usage error sends nothing.
+type callInputs struct {
+	args    map[string]any
+	rawArgs [][2]string
+	answers follow.Answerer
+	live    bool // a person answers and watches at a terminal
+}
+
+func (opts *CallOptions) inputs() (in callInputs, err error) {
 	f := opts.f
-	// Validate everything local before connecting: a usage error sends nothing.
-	args, err := parseArgsJSON(opts.ArgsJSON, f.IO.In)
-	if err != nil {
-		return err
+	if in.args, err = parseArgsJSON(opts.ArgsJSON, f.IO.In); err != nil {
+		return in, err
 	}
-	rawArgs, err := parseKV(opts.Arg)
-	if err != nil {
-		return err
+	if in.rawArgs, err = parseKV(opts.Arg); err != nil {
+		return in, err
 	}
-	answers, err := opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut)
-	if err != nil {
-		return err
+	if in.answers, err = opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut); err != nil {
+		return in, err
 	}
 	onInput, err := opts.AnswerFlags.onInput(f.useTUI() && !opts.Detach)
+	in.live = onInput == "prompt" && !opts.Once && opts.Timeout == 0 && !opts.Detach
+	return in, err
+}
+
+func runCall(ctx context.Context, opts *CallOptions) error {
+	f := opts.f
+	in, err := opts.inputs()
 	if err != nil {
 		return err
 	}
-	live := onInput == "prompt" && !opts.Once && opts.Timeout == 0 && !opts.Detach
 	ref, _, err := f.serverRef()
 	if err != nil {
 		return err
@@ -123,23 +133,9 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	wctx, cancel := withDeadline(ctx, deadline)
 	defer cancel()
 
-	// The engine is built first, so that the client carries its hooks: notifications, and
-	// questions when something can answer them. Elicitation is declared only then (C26-MRTR
-	// §Server Requirements): the live view on a terminal, or --answer. Plain call polls only.
-	rep := newReporter(f, "call", opts.Timeout, false)
-	rep.server(ref.String(), ref)
-	printer := newProgressPrinter(f)
-	var feed *tui.Feed
-	var sinks []follow.Sink
-	if live {
-		feed = tui.NewFeed()
-		rep.hold = true
-		sinks = []follow.Sink{viewSink{feed}, rep}
-	} else {
-		sinks = []follow.Sink{printer, rep}
-	}
-	e := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: answers, Live: live, NoPush: !live}, sinks...)
-	srv := e.Server(ref.String(), toServer(ref).Key())
+	// The engine is built first, so that the client carries its hooks.
+	v := opts.view(ref, deadline, in)
+	srv := v.e.Server(ref.String(), toServer(ref).Key())
 	// After --detach a later update, watch or resume answers the task's questions; a
 	// 2025-11-25 session is initialized only once, so it must declare now what they can
 	// answer, or the server fails the task when it asks.
@@ -148,100 +144,19 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return err
 	}
 	defer c.Close()
-
-	if len(rawArgs) > 0 {
-		actx, stop := f.answerContext(wctx)
-		tool, err := c.Tool(actx, opts.Tool)
-		stop()
-		if err != nil {
-			return answerErr(actx, ref, "tools/list", err)
-		}
-		var schema json.RawMessage
-		if tool != nil {
-			schema = tool.InputSchema
-		}
-		if err := typeArgs(args, rawArgs, schema); err != nil {
-			return err
-		}
-	}
-
-	res, err := c.CallTool(wctx, rpc.CallParams{
-		Name: opts.Tool, Arguments: args, TTL: opts.TTL,
-		ProgressToken: "mcptask-" + uuid.NewString(),
-	})
-	if err != nil {
-		if errors.Is(context.Cause(wctx), errTimeout) {
-			return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s waiting for tools/call %s", opts.Timeout, opts.Tool)}
-		}
-		// C26-MRTR: a server that needs a client capability mcptask did not declare
-		// (elicitation, because nothing here could answer) refuses with -32021.
-		if errors.Is(err, &rpc.Error{Code: rpc.CodeMissingCapability}) {
-			return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("call %s: the tool needs input that mcptask cannot answer here (the server said: %w)", opts.Tool, err)}
-		}
-		return fmt.Errorf("call %s: %w", opts.Tool, err)
-	}
-	// C26-MRTR: a tools/call answered with input_required is retried with inputResponses
-	// and the echoed requestState, as many rounds as the server asks (bounded). The answers
-	// given come first; on a terminal, the person answers the rest (the same forms as the
-	// live view).
-	for round := 0; res.Kind == rpc.KindInputRequired && round < 16; round++ {
-		responses, err := follow.Respond(ctx, e.Answerer(), follow.Request{Tool: opts.Tool, Server: ref.String()}, res.InputRequests)
-		if err != nil {
-			return usageIfAnswer(err)
-		}
-		if responses == nil && live {
-			if responses, err = askMRTR(ctx, f, opts.Tool, res.InputRequests); err != nil {
-				return err
-			}
-			if responses == nil {
-				return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input and none was given; nothing was started", opts.Tool)}
-			}
-		}
-		if len(responses) < len(res.InputRequests) {
-			break
-		}
-		if !live {
-			printer.Note("-", "answered "+strings.Join(sortedKeys(responses), ", ")+"; calling "+opts.Tool+" again")
-		}
-		res, err = c.CallTool(wctx, rpc.CallParams{
-			Name: opts.Tool, Arguments: args, TTL: opts.TTL,
-			InputResponses: responses, RequestState: res.RequestState,
-		})
-		if err != nil {
-			return fmt.Errorf("call %s: %w", opts.Tool, err)
-		}
-	}
-	switch res.Kind {
-	case rpc.KindComplete:
-		env, text, err := resultOutput(res.Tool, nil, c.Era(), ref.String())
-		if f.Global.JSON {
-			if werr := writeJSON(f.IO.Out, env); werr != nil {
-				return werr
-			}
-		} else {
-			_, _ = f.IO.Out.Write(text)
-		}
+	if err := opts.typeArgs(wctx, c, ref, in); err != nil {
 		return err
-	case rpc.KindInputRequired:
-		// C26-MRTR: input the tool asks for before it starts that nobody here gives.
-		if f.Global.JSON {
-			_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: c.Era(), Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
-		}
-		keys := sortedKeys(res.InputRequests)
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
-			opts.Tool, describeInputs(res.InputRequests, keys))}
 	}
-
+	res, err := follow.CallTool(ctx, wctx, c, opts.mrtr(v.e, ref, in, v.printer))
+	if err != nil {
+		return opts.callErr(wctx, err)
+	}
+	if res.Kind != rpc.KindTask {
+		return opts.printResult(res, c.Era(), ref)
+	}
 	t := res.Task
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
-	if err := recordTask(ctx, f, c, ref, opts.Tool, t); err != nil {
-		var ce *state.CorruptError
-		if errors.As(err, &ce) {
-			f.warnf("%v; task %s was saved in the new ledger", ce, t.TaskID)
-		} else {
-			f.warnf("task %s was created but could not be saved in the ledger: %v; keep its id", t.TaskID, err)
-		}
-	}
+	opts.save(ctx, c, ref, t)
 	if opts.Detach {
 		if f.Global.JSON {
 			return writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})
@@ -250,12 +165,136 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return nil
 	}
 	srv.Follow(c, follow.Target{ID: t.TaskID, Tool: opts.Tool, Task: t, Created: true})
-	if live {
+	if in.live {
 		initial := map[string]tui.Snapshot{t.TaskID: snapshot(follow.Event{Tool: opts.Tool, Server: ref.String(), Era: c.Era()}, t)}
-		return runLive(ctx, f, e, feed, rep, []string{t.TaskID}, initial, tui.Options{})
+		return runLive(ctx, f, v.e, v.feed, v.rep, []string{t.TaskID}, initial, tui.Options{})
 	}
-	e.Run(ctx)
-	return rep.err
+	v.e.Run(ctx)
+	return v.rep.err
+}
+
+// callView is the engine of a call and what shows its task.
+type callView struct {
+	e       *follow.Engine
+	rep     *reporter
+	printer *progressPrinter
+	feed    *tui.Feed // the live view's, when a person watches
+}
+
+// view builds the engine of a call. Elicitation is declared only when something can answer
+// questions (C26-MRTR §Server Requirements): the live view on a terminal, or --answer. Plain
+// call polls only.
+func (opts *CallOptions) view(ref ServerRef, deadline time.Time, in callInputs) callView {
+	f := opts.f
+	v := callView{rep: newReporter(f, "call", opts.Timeout, false), printer: newProgressPrinter(f)}
+	v.rep.server(ref.String(), ref)
+	sinks := []follow.Sink{v.printer, v.rep}
+	if in.live {
+		v.feed = tui.NewFeed()
+		v.rep.hold = true
+		sinks = []follow.Sink{viewSink{v.feed}, v.rep}
+	}
+	v.e = f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: in.answers, Live: in.live, NoPush: !in.live}, sinks...)
+	return v
+}
+
+// save writes the new task t to the ledger; a failure is a warning that names the id.
+func (opts *CallOptions) save(ctx context.Context, c *rpc.Client, ref ServerRef, t *rpc.Task) {
+	f := opts.f
+	if err := recordTask(ctx, f, c, ref, opts.Tool, t); err != nil {
+		var ce *state.CorruptError
+		if errors.As(err, &ce) {
+			f.warnf("%v; task %s was saved in the new ledger", ce, t.TaskID)
+		} else {
+			f.warnf("task %s was created but could not be saved in the ledger: %v; keep its id", t.TaskID, err)
+		}
+	}
+}
+
+// typeArgs types the --arg values from the tool's inputSchema (tools/list), when there are any.
+func (opts *CallOptions) typeArgs(wctx context.Context, c *rpc.Client, ref ServerRef, in callInputs) error {
+	if len(in.rawArgs) == 0 {
+		return nil
+	}
+	actx, stop := opts.f.answerContext(wctx)
+	tool, err := c.Tool(actx, opts.Tool)
+	stop()
+	if err != nil {
+		return answerErr(actx, ref, "tools/list", err)
+	}
+	var schema json.RawMessage
+	if tool != nil {
+		schema = tool.InputSchema
+	}
+	return typeArgs(in.args, in.rawArgs, schema)
+}
+
+// mrtr is the tools/call of call, with its multi-round-trip input (C26-MRTR): the answers
+// given come first; on a terminal, the person answers the rest (the same forms as the live
+// view).
+func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, printer *progressPrinter) follow.Call {
+	call := follow.Call{
+		Params: rpc.CallParams{
+			Name: opts.Tool, Arguments: in.args, TTL: opts.TTL,
+			ProgressToken: "mcptask-" + uuid.NewString(),
+		},
+		Answerer: e.Answerer(),
+		About:    follow.Request{Tool: opts.Tool, Server: ref.String()},
+	}
+	if in.live {
+		call.Ask = func(ctx context.Context, reqs map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+			return askMRTR(ctx, opts.f, opts.Tool, reqs)
+		}
+	} else {
+		call.Retry = func(keys []string) {
+			printer.Note("-", "answered "+strings.Join(keys, ", ")+"; calling "+opts.Tool+" again")
+		}
+	}
+	return call
+}
+
+// callErr is the error of a tools/call that did not come back.
+func (opts *CallOptions) callErr(wctx context.Context, err error) error {
+	var ce *follow.CallError
+	switch {
+	case errors.Is(err, follow.ErrNoInput):
+		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input and none was given; nothing was started", opts.Tool)}
+	case !errors.As(err, &ce):
+		return usageIfAnswer(err)
+	case ce.Round > 0:
+		return err
+	case errors.Is(context.Cause(wctx), errTimeout):
+		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s waiting for tools/call %s", opts.Timeout, opts.Tool)}
+	case errors.Is(err, &rpc.Error{Code: rpc.CodeMissingCapability}):
+		// C26-MRTR: a server that needs a client capability mcptask did not declare
+		// (elicitation, because nothing here could answer) refuses with -32021.
+		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("call %s: the tool needs input that mcptask cannot answer here (the server said: %w)", opts.Tool, ce.Err)}
+	}
+	return err
+}
+
+// printResult shows a tools/call that started no task: its result, or the input it still
+// asks for before it starts.
+func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref ServerRef) error {
+	f := opts.f
+	if res.Kind == rpc.KindComplete {
+		env, text, err := resultOutput(res.Tool, nil, era, ref.String())
+		if f.Global.JSON {
+			if werr := writeJSON(f.IO.Out, env); werr != nil {
+				return werr
+			}
+		} else {
+			_, _ = f.IO.Out.Write(text)
+		}
+		return err
+	}
+	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
+	if f.Global.JSON {
+		_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
+	}
+	keys := sortedKeys(res.InputRequests)
+	return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
+		opts.Tool, describeInputs(res.InputRequests, keys))}
 }
 
 // parseArgsJSON reads --args: a JSON object, @file, or @- (stdin).

@@ -117,70 +117,55 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 		return nil, err
 	}
 	defer c.Close()
-	key := toServer(ref).Key()
-	led := f.newLedger()
-	defer led.Close()
-	actx, stop := f.answerContext(wctx)
-	t, ack, err := c.CancelTask(actx, id)
-	stop()
-	if err = answerErr(actx, ref, "tasks/cancel", err); err != nil {
-		if rec != nil && rpc.IsUnknownTask(err) {
-			led.Expired(key, id)
-		}
+	req := follow.CancelRequest{TaskID: id, Key: toServer(ref).Key(), Record: rec, Guard: f.guard(ref), Warn: func(msg string) { f.warnf("%s", msg) }}
+	if st, err := f.ledger(); err == nil {
+		req.Ledger = st
+	}
+	if opts.Wait {
+		// Follow the task to its real end (EXT §Task Cancellation: a task may still complete
+		// or fail after a cancellation request). A result is left for 'mcptask result'.
+		f.wf.server(ref.String(), ref)
+		f.wf.setTimeout(opts.Timeout)
+		req.Server = ref.String()
+		req.Follow = f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, NoPush: true, LeaveResults: true}, newProgressPrinter(f))
+	}
+	out, err := follow.Cancel(ctx, wctx, c, req)
+	if !out.Acked {
 		return nil, taskErr(id, err)
 	}
-	e := &envelope{Type: "cancel", TaskID: id, Era: c.Era(), Server: ref.String(), Ack: ack}
-	if t != nil {
+	e := &envelope{Type: "cancel", TaskID: id, Era: c.Era(), Server: ref.String(), Ack: out.Ack}
+	if t := out.Task; t != nil {
 		e.Status, e.Task = t.Status, t.Raw
-		if rec != nil {
-			// 2025-11-25 answers with the task, already cancelled. The record (and the session
-			// the task lives in) stays until 'mcptask result' has shown the outcome or 'prune'.
-			led.Status(key, t)
-		}
 	}
-	if !opts.Wait {
-		if f.Global.JSON {
-			return e, nil
+	switch {
+	case err != nil:
+		return e, taskErr(id, err)
+	case out.Outcome != nil:
+		return e, opts.verdict(*out.Outcome, e, ref, id)
+	case f.Global.JSON:
+	case out.Task != nil:
+		// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
+		msg := fmt.Sprintf("task %s is %s", termsafe.Line(out.Task.TaskID), out.Task.Status)
+		if out.Task.StatusMessage != "" {
+			msg += ": " + termsafe.Line(out.Task.StatusMessage)
 		}
-		if t != nil {
-			// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
-			msg := fmt.Sprintf("task %s is %s", termsafe.Line(t.TaskID), t.Status)
-			if t.StatusMessage != "" {
-				msg += ": " + termsafe.Line(t.StatusMessage)
-			}
-			fmt.Fprintln(f.IO.Out, msg)
-			return e, nil
-		}
+		fmt.Fprintln(f.IO.Out, msg)
+	default:
 		// EXT §Task Cancellation: the ack does not mean the task is cancelled.
 		fmt.Fprintf(f.IO.Out, "cancellation of task %s requested\n", termsafe.Line(id))
 		fmt.Fprintf(f.IO.ErrOut, "Cancellation is cooperative on MCP %s: the task may still complete or fail.\nFollow it with: %s (or use --wait)\n", c.Era(), followHint(ref, id))
-		return e, nil
 	}
+	return e, nil
+}
 
-	// --wait: follow the task to its real end (EXT §Task Cancellation: a task may still
-	// complete or fail after a cancellation request). A result is left for 'mcptask result'.
-	if t == nil {
-		actx, stop := f.answerContext(wctx)
-		t, err = c.GetTask(actx, id)
-		stop()
-		if err = answerErr(actx, ref, "tasks/get", err); err != nil {
-			if rpc.IsUnknownTask(err) {
-				led.Expired(key, id)
-			}
-			return e, taskErr(id, err)
-		}
-	}
-	led.Close() // its changes land before the engine's
-	f.wf.server(ref.String(), ref)
-	f.wf.setTimeout(opts.Timeout)
-	eng := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, NoPush: true, LeaveResults: true}, newProgressPrinter(f))
-	eng.Server(ref.String(), key).Follow(c, follow.Target{ID: id, Task: t, Record: rec})
-	o := eng.Run(ctx)[0]
+// verdict says how a task followed after its cancellation really ended, into e and on stdout.
+func (opts *CancelOptions) verdict(o follow.Outcome, e *envelope, ref ServerRef, id string) error {
+	f := opts.f
 	switch o.End {
 	case follow.EndCancelled, follow.EndResult:
 	default:
 		_, _, err := describe(o, ref, opts.Timeout)
-		return e, err
+		return err
 	}
 	last := o.Task
 	e.Status, e.Task = last.Status, last.Raw
@@ -199,5 +184,5 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 	if !f.Global.JSON {
 		fmt.Fprintf(f.IO.Out, "task %s %s\n", termsafe.Line(id), verdict)
 	}
-	return e, result
+	return result
 }

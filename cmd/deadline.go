@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -175,4 +176,15 @@ func (p *pausableTimer) stop() {
 	defer p.mu.Unlock()
 	p.stopped = true
 	p.t.Stop()
+}
+
+// guard is the follow.Guard of the server ref: each wait for an answer is bounded by
+// --connect-timeout (answerContext) and a wait that ended is explained (answerErr).
+func (f *Factory) guard(ref ServerRef) follow.Guard {
+	return func(ctx context.Context, what string, req func(context.Context) error) error {
+		actx, stop := f.answerContext(ctx)
+		err := req(actx)
+		stop()
+		return answerErr(actx, ref, what, err)
+	}
 }

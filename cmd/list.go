@@ -3,12 +3,15 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -84,46 +87,8 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	var remoteRaw json.RawMessage
 	var remoteRef ServerRef
 	if opts.Remote {
-		ref, hdr, err := f.serverRef()
-		if err != nil {
+		if remote, remoteRef, err = listRemote(ctx, f, file.Tasks, now); err != nil {
 			return err
-		}
-		// Servers that bind tasks to sessions list only the session's own tasks, so the
-		// session of a ledger task on this server is reused when there is one.
-		var c *rpc.Client
-		for _, r := range file.Tasks {
-			if f.Global.Protocol != rpc.VersionModern && r.Era == string(rpc.EraLegacy) && r.SessionID != "" && r.Server.Key() == toServer(ref).Key() && r.Unfinished(now) && ref.URL != "" {
-				c, ref, err = f.connectAssumed(ctx, ref, hdr, rpc.EraLegacy, r.SessionID, rpc.ClientOptions{})
-				break
-			}
-		}
-		if c == nil && err == nil {
-			c, ref, err = f.connect(ctx, rpc.ClientOptions{})
-		}
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if c.Era() == rpc.EraModern {
-			return fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
-		}
-		remoteRef = ref
-		cursor := ""
-		for page := 0; page < 1000; page++ {
-			actx, stop := f.answerContext(ctx)
-			ts, next, err := c.ListTasks(actx, cursor)
-			stop()
-			if err != nil {
-				if aerr := answerErr(actx, ref, "tasks/list", err); aerr != err {
-					return aerr
-				}
-				return fmt.Errorf("tasks/list: %w", err)
-			}
-			remote = append(remote, ts...)
-			if next == "" {
-				break
-			}
-			cursor = next
 		}
 		raws := make([]json.RawMessage, 0, len(remote))
 		for _, t := range remote {
@@ -151,7 +116,13 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "%s in the ledger (%s)\n", what, st.Path())
 		return nil
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	return printList(f.IO.Out, recs, file.Tasks, remote, opts.Remote, remoteRef, now)
+}
+
+// printList is the table of list: the ledger's records, and with remote the server's own list
+// (ref's), marking the tasks the ledger (all) knows.
+func printList(out io.Writer, recs, all []state.Record, remote []*rpc.Task, withRemote bool, ref ServerRef, now time.Time) error {
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	if len(recs) > 0 {
 		// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
 		via := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Via != "" })
@@ -172,14 +143,14 @@ func runList(ctx context.Context, opts *ListOptions) error {
 				displayStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
 		}
 	}
-	if opts.Remote {
+	if withRemote {
 		if len(recs) > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(remoteRef.String()))
+		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(ref.String()))
 		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
 		known := map[string]bool{}
-		for _, r := range file.Tasks {
+		for _, r := range all {
 			known[r.TaskID] = true
 		}
 		for _, t := range remote {
@@ -191,6 +162,30 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// listRemote is the server's own tasks/list (--remote), in the session of one of its
+// unfinished ledger tasks when there is one.
+func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.Time) ([]*rpc.Task, ServerRef, error) {
+	ref, hdr, err := f.serverRef()
+	if err != nil {
+		return nil, ref, err
+	}
+	var c *rpc.Client
+	if sid := follow.ListSession(recs, toServer(ref).Key(), now); sid != "" && f.Global.Protocol != rpc.VersionModern && ref.URL != "" {
+		c, ref, err = f.connectAssumed(ctx, ref, hdr, rpc.EraLegacy, sid, rpc.ClientOptions{})
+	} else {
+		c, ref, err = f.connect(ctx, rpc.ClientOptions{})
+	}
+	if err != nil {
+		return nil, ref, err
+	}
+	defer c.Close()
+	tasks, err := follow.ListTasks(ctx, c, f.guard(ref))
+	if errors.Is(err, follow.ErrNoTasksList) {
+		return nil, ref, fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
+	}
+	return tasks, ref, err
 }
 
 func truncate(s string, n int) string {

@@ -2,11 +2,8 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
@@ -86,93 +83,57 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	var asked sync.WaitGroup
-	asked.Add(1)
-	var once sync.Once
-	var failed error // a wrong answer, left unanswered
 	// What the questions are about, for a program that answers them.
 	about := follow.Request{}
+	req := follow.UpdateRequest{TaskID: opts.TaskID, Answers: answers, Wait: opts.Timeout}
 	if rec != nil {
-		about.Tool = rec.Tool
+		about.Tool, req.Answered = rec.Tool, rec.AnsweredKeys
 	}
 	if ref, err := f.refOf(rec); err == nil {
 		about.Server = ref.String()
 	}
-	// 2025-11-25: the question arrives as elicitation/create while tasks/result is open.
-	handler := follow.Handler(answerer, about, func(msg string) { f.warnf("%s", msg) }, func(err error) {
-		once.Do(func() { failed = err; asked.Done() })
-	})
-	copts := rpc.ClientOptions{Elicitation: true, Sampling: follow.Samples(answerer), OnRequest: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
-		defer once.Do(asked.Done)
-		return handler(ctx, method, params)
-	}}
-	c, ref, err := f.connectFound(ctx, rec, copts)
+	u := follow.NewUpdate(answerer, about)
+	c, ref, err := f.connectFound(ctx, rec, u.ClientOptions(rpc.ClientOptions{}, func(msg string) { f.warnf("%s", msg) }))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	key := toServer(ref).Key()
-	led := f.newLedger()
-	defer led.Close()
-	answered := map[string]bool{}
-	if rec != nil {
-		for _, k := range rec.AnsweredKeys {
-			answered[k] = true // answered before: never again
-		}
-	}
-	t, err := c.GetTask(ctx, opts.TaskID)
+	req.Ledger, req.Key = f.newLedger(), toServer(ref).Key()
+	defer req.Ledger.Close()
+	out, err := u.Run(ctx, c, req)
 	if err != nil {
-		return taskErr(opts.TaskID, err)
+		return updateErr(opts.TaskID, out, err)
 	}
-	if t.Status.Terminal() {
-		return f.updateEnded(t, c.Era(), ref)
-	}
-	if t.Status != rpc.StatusInputRequired {
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s is %s, not waiting for input; nothing was sent", opts.TaskID, t.Status)}
-	}
-	if c.Era() == rpc.EraModern {
-		if unused := answers.Unused(t); len(unused) > 0 {
-			return flagErrorf("task %s is not asking for %q; it asks for: %s", opts.TaskID, unused[0], strings.Join(sortedKeys(t.InputRequests), ", "))
-		}
-		keys, err := follow.SendAnswers(ctx, c, t, answerer, answered, about)
-		if err != nil {
-			return usageIfAnswer(err)
-		}
-		if len(keys) == 0 {
-			return flagErrorf("every key given was answered before; the task asks for: %s", strings.Join(sortedKeys(t.InputRequests), ", "))
-		}
-		led.Answered(key, opts.TaskID, keys)
-		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", len(keys), opts.TaskID)
-		return f.updateJSON(opts.TaskID, c.Era(), ref, keys)
-	}
-
-	// 2025-11-25: the question arrives on tasks/result (C25-TASKS §Input Required Status).
-	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, _, err := c.TaskResult(rctx, opts.TaskID); done <- err }()
-	asks := make(chan struct{})
-	go func() { asked.Wait(); close(asks) }()
-	select {
-	case <-asks:
-		if failed != nil {
-			return usageIfAnswer(failed) // nothing was sent: the task waits as it did
-		}
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("task %s: tasks/result ended before a question arrived: %w", opts.TaskID, err)
-		}
+	switch {
+	case out.Ended():
+		return f.updateEnded(out.Task, c.Era(), ref)
+	case out.Finished:
 		fmt.Fprintf(f.IO.ErrOut, "task %s finished without asking\n", opts.TaskID)
 		return nil
-	case <-rctx.Done():
-		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("no question arrived from task %s within %s", opts.TaskID, opts.Timeout)}
+	case c.Era() == rpc.EraModern:
+		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", len(out.Answered), opts.TaskID)
+	default:
+		fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
 	}
-	// Wait until the server has taken the answer (the task leaves input_required), then let
-	// tasks/result go: a client MAY drop it at any time (C25-TASKS §Retrieving Task Results).
-	_, _ = follow.WaitWhile(rctx, c, opts.TaskID, rpc.StatusInputRequired, 0)
-	led.Answered(key, opts.TaskID, []string{"elicitation"})
-	fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
-	return f.updateJSON(opts.TaskID, c.Era(), ref, []string{"elicitation"})
+	return f.updateJSON(opts.TaskID, c.Era(), ref, out.Answered)
+}
+
+// updateErr gives an update that did not answer its exit code.
+func updateErr(id string, out follow.Updated, err error) error {
+	var nw *follow.NotWaitingError
+	var un *follow.UnneededError
+	var nq *follow.NoQuestionError
+	switch {
+	case out.Task == nil: // tasks/get failed
+		return taskErr(id, err)
+	case errors.As(err, &nw):
+		return &ExitError{Code: ExitInputRequired, Err: err}
+	case errors.As(err, &un):
+		return &FlagError{Err: err}
+	case errors.As(err, &nq):
+		return &ExitError{Code: ExitTimeout, Err: err}
+	}
+	return usageIfAnswer(err) // a wrong answer: nothing was sent
 }
 
 // updateEnded is update on a task that has already ended: there is nothing left to answer,
