@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -35,6 +36,11 @@ type Factory struct {
 	// wf is this run's CI log, summary, hooks and notifications (setupWorkflow).
 	Workflow WorkflowOptions
 	wf       *workflow
+
+	// cfg is this run's config files of named servers, read once (servers).
+	cfgOnce sync.Once
+	cfg     *config.Set
+	cfgErr  error
 
 	recOnce sync.Once
 	rec     *recording
