@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -18,23 +19,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// AuthOptions are the global OAuth flags. Each has its MCPTASK_* variable (applyEnv).
+// AuthOptions are the global OAuth flags (the settings themselves are connect.AuthOptions).
+// Each has its MCPTASK_* variable (applyEnv); Scopes come from a named server's "oauth"
+// settings (or auth login --scopes), Interactive is decided per connection (connectOptions).
 type AuthOptions struct {
-	Login             string
-	Browser           string
-	ClientID          string
-	ClientSecretEnv   string
-	ClientMetadataURL string
-	CallbackPort      int
-	Store             string
-	Profile           string
-	Grant             string
-	ClientKeyFile     string
-	// Issuer is the authorization server --client-id was registered at (--issuer): its secret
-	// or key goes there and nowhere else, and a server that names another is refused.
-	Issuer string
-	// Scopes come from a named server's "oauth" settings (or auth login --scopes).
-	Scopes []string
+	connect.AuthOptions
 }
 
 func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {

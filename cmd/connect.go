@@ -106,13 +106,9 @@ func (f *Factory) connectOptions() connect.Options {
 		Protocol: g.Protocol, Insecure: g.Insecure, MaxConns: g.MaxConns,
 		Record: g.Record, StatePath: g.StatePath, ConnectTimeout: g.ConnectTimeout,
 		StdioEnv: g.StdioEnv, Server: g.Server, Headers: g.Headers,
-		Auth: connect.AuthOptions{
-			Login: a.Login, Browser: a.Browser, ClientID: a.ClientID, ClientSecretEnv: a.ClientSecretEnv,
-			ClientMetadataURL: a.ClientMetadataURL, CallbackPort: a.CallbackPort, Store: a.Store,
-			Profile: a.Profile, Grant: a.Grant, ClientKeyFile: a.ClientKeyFile, Issuer: a.Issuer, Scopes: a.Scopes,
-			Interactive: f.IO.CanLogin(f.Getenv) || f.authBrowser && f.Getenv("CI") == "",
-		},
+		Auth: a.AuthOptions,
 	}
+	o.Auth.Interactive = f.IO.CanLogin(f.Getenv) || f.authBrowser && f.Getenv("CI") == ""
 	if g.Trace {
 		o.Trace = f.IO.ErrOut
 	}
