@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
@@ -16,65 +17,16 @@ import (
 // wrote it (state/sign.go). Records are signed when they are created, checked whenever one is
 // connected to again (connectRecord), and a record that fails the check is adopted explicitly.
 
-// keyring returns this run's ledger keyring: the key file in the user's state directory, and
-// $MCPTASK_LEDGER_KEY when set.
-func (f *Factory) keyring() (*state.Keyring, error) {
-	f.keysOnce.Do(func() {
-		dir, err := state.Dir(f.Getenv)
-		if err != nil {
-			f.keysErr = err
-			return
-		}
-		f.keys, f.keysErr = state.NewKeyring(dir, f.Getenv(state.KeyEnv))
-	})
-	return f.keys, f.keysErr
-}
+// keyring returns this run's ledger keyring (connect.Connector.Keyring).
+func (f *Factory) keyring() (*state.Keyring, error) { return f.connector().Keyring() }
 
-// signRecord signs a record this run creates, when it needs it: a record of an HTTP server
-// without credentials resumes without a signature, and needs no key file. A key that cannot be
-// had leaves the record unsigned, with a warning: the task id must reach the ledger whatever
-// happens.
-func (f *Factory) signRecord(r *state.Record) {
-	if len(r.Server.Grants()) == 0 {
-		return
-	}
-	k, err := f.keyring()
-	if err == nil {
-		err = k.Sign(r)
-	}
-	if err != nil {
-		f.warnf("task %s is recorded unsigned (%v); resuming it will need: mcptask adopt %s", r.TaskID, err, r.TaskID)
-	}
-}
-
-// untrustedRecordError says that a record may not be resumed as it stands.
-type untrustedRecordError struct {
-	rec    state.Record
-	reason error
-}
-
-func (e *untrustedRecordError) Error() string {
-	id := termsafe.Line(e.rec.TaskID)
-	return fmt.Sprintf("task %s: its record was not written by this user's mcptask (%v), and resuming it would %s; nothing was started or sent; if you trust it: mcptask adopt %s",
-		id, e.reason, termsafe.Line(strings.Join(e.rec.Server.Grants(), ", ")), id)
-}
+// signRecord signs a record this run creates, when it needs it (connect.Connector.Sign).
+func (f *Factory) signRecord(r *state.Record) { f.connector().Sign(r) }
 
 // checkRecord returns nil when rec may be resumed: it grants its server nothing (a bare URL),
 // or this user's mcptask signed it. Otherwise an error with exit code 2 says why and how to
-// adopt it.
-func (f *Factory) checkRecord(rec state.Record) error {
-	if len(rec.Server.Grants()) == 0 {
-		return nil
-	}
-	k, err := f.keyring()
-	if err == nil {
-		err = k.Check(rec)
-	}
-	if err == nil {
-		return nil
-	}
-	return &ExitError{Code: ExitUsage, Err: &untrustedRecordError{rec: rec, reason: err}}
-}
+// adopt it (connect.Connector.Check).
+func (f *Factory) checkRecord(rec state.Record) error { return connErr(f.connector().Check(rec)) }
 
 // adoptEntry is one record in `mcptask adopt --json`.
 type adoptEntry struct {
@@ -191,6 +143,6 @@ EXIT STATUS
 
 // isUntrustedRecord reports whether err is a record that checkRecord refused.
 func isUntrustedRecord(err error) bool {
-	var u *untrustedRecordError
+	var u *connect.UntrustedRecordError
 	return errors.As(err, &u)
 }

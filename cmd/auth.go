@@ -6,38 +6,24 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/cli/browser"
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// AuthOptions are the global OAuth flags. Each has its MCPTASK_* variable (applyEnv).
+// AuthOptions are the global OAuth flags (the settings themselves are connect.AuthOptions).
+// Each has its MCPTASK_* variable (applyEnv); Scopes come from a named server's "oauth"
+// settings (or auth login --scopes), Interactive is decided per connection (connectOptions).
 type AuthOptions struct {
-	Login             string
-	Browser           string
-	ClientID          string
-	ClientSecretEnv   string
-	ClientMetadataURL string
-	CallbackPort      int
-	Store             string
-	Profile           string
-	Grant             string
-	ClientKeyFile     string
-	// Issuer is the authorization server --client-id was registered at (--issuer): its secret
-	// or key goes there and nowhere else, and a server that names another is refused.
-	Issuer string
-	// Scopes come from a named server's "oauth" settings (or auth login --scopes).
-	Scopes []string
+	connect.AuthOptions
 }
 
 func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {
@@ -114,141 +100,6 @@ func (f *Factory) checkAuthFlags() error {
 		}
 	}
 	return nil
-}
-
-// authDir is where credentials live when no keychain answers: under the state directory,
-// beside (not inside) the ledger, whatever --state says.
-func (f *Factory) authDir() (string, error) {
-	if x := f.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "mcptask", "auth"), nil
-	}
-	home := f.Getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil || home == "" {
-			return "", errors.New("no home directory to keep OAuth credentials in (set XDG_STATE_HOME)")
-		}
-	}
-	return filepath.Join(home, ".local", "state", "mcptask", "auth"), nil
-}
-
-// authEnvironment builds, once, what every OAuth session of this run shares: the credential
-// store and a traced HTTP client for the authorization servers.
-func (f *Factory) authEnvironment() (*auth.Env, error) {
-	if f.authEnv != nil {
-		return f.authEnv, nil
-	}
-	dir, err := f.authDir()
-	if err != nil {
-		return nil, err
-	}
-	// The --trace and --record sinks of the MCP traffic; the linter hooks traceOptions adds
-	// are for MCP messages, so they go to options nobody uses.
-	trace, err := f.traceOptions(ServerRef{}, &rpc.ClientOptions{})
-	if err != nil {
-		return nil, err
-	}
-	env := &auth.Env{
-		Store: &auth.Store{Dir: dir, Mode: f.Global.Auth.Store, Getenv: f.Getenv,
-			Warn: func(msg string) { f.warnf("%s", msg) }},
-		HTTP:   auth.NewHTTPClient(rpc.NewTraceTransport(rpc.NewPool(f.Global.Insecure, 4), trace), 60*time.Second),
-		Stderr: f.IO.ErrOut,
-		Now:    f.Now,
-		OpenBrowser: func(u string) error {
-			browser.Stdout, browser.Stderr = f.IO.ErrOut, f.IO.ErrOut
-			return browser.OpenURL(u)
-		},
-	}
-	if trace != nil {
-		env.Note = func(msg string) { rpc.Note(trace, msg) }
-	}
-	f.authEnv = env
-	return env, nil
-}
-
-// authSession returns the one OAuth session of ref's server (and profile) in this run, so
-// that every connection to it shares one token and one refresh.
-func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
-	f.authMu.Lock()
-	defer f.authMu.Unlock()
-	a := f.Global.Auth
-	profile, issuer := a.Profile, ""
-	if ref.OAuth != nil {
-		profile, issuer = ref.OAuth.Profile, ref.OAuth.Issuer
-	}
-	key := ref.URL + "\x00" + profile
-	if s := f.authSessions[key]; s != nil {
-		return s, nil
-	}
-	env, err := f.authEnvironment()
-	if err != nil {
-		return nil, err
-	}
-	cfg := auth.Config{
-		ServerURL: ref.URL, Profile: profile, Issuer: issuer,
-		Login: a.Login, Browser: a.Browser,
-		Interactive:       f.IO.CanLogin(f.Getenv) || f.authBrowser && f.Getenv("CI") == "",
-		ClientID:          a.ClientID,
-		ClientIssuer:      a.Issuer,
-		ClientMetadataURL: a.ClientMetadataURL,
-		CallbackPort:      a.CallbackPort,
-		Scopes:            a.Scopes,
-	}
-	if a.ClientSecretEnv != "" {
-		cfg.ClientSecret = f.Getenv(a.ClientSecretEnv)
-		if cfg.ClientSecret == "" {
-			return nil, flagErrorf("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
-		}
-	}
-	if a.Grant == "client-credentials" {
-		cfg.Grant = auth.GrantClientCredentials
-	}
-	if a.ClientKeyFile != "" {
-		data, err := os.ReadFile(a.ClientKeyFile)
-		if err != nil {
-			return nil, flagErrorf("--client-key-file: %v", err)
-		}
-		key, err := auth.ParseClientKey(data)
-		if err != nil {
-			return nil, flagErrorf("--client-key-file %s: %v", a.ClientKeyFile, err)
-		}
-		cfg.ClientKey = key
-	}
-	s := auth.NewSession(cfg, env)
-	if f.authSessions == nil {
-		f.authSessions = map[string]*auth.Session{}
-	}
-	f.authSessions[key] = s
-	return s, nil
-}
-
-// httpOptions are the transport options of an HTTP server: the shared connection pool, and
-// OAuth on top of it unless the user gave the Authorization header (--bearer-env, --header),
-// which always wins. It records the session in ref.
-func (f *Factory) httpOptions(ref *ServerRef, hdr http.Header, trace *rpc.TraceOptions) rpc.HTTPOptions {
-	o := rpc.HTTPOptions{Header: hdr, Insecure: f.Global.Insecure, Trace: trace, HTTPClient: f.httpClient(ref.URL)}
-	if hdr.Get("Authorization") != "" || o.HTTPClient == nil {
-		return o
-	}
-	s, err := f.authSession(*ref)
-	if err != nil {
-		f.warnf("OAuth is off for this run: %v", err)
-		return o
-	}
-	ref.auth = s
-	o.HTTPClient = rpc.NewHTTPClient(&auth.Transport{Base: o.HTTPClient.Transport, Session: s})
-	return o
-}
-
-// oauthRecord is what a ledger record keeps of the OAuth login: issuer and profile, never a
-// token.
-func (r ServerRef) oauthRecord() *state.OAuth {
-	if r.auth != nil {
-		if issuer, profile, ok := r.auth.Used(); ok {
-			return &state.OAuth{Issuer: issuer, Profile: profile}
-		}
-	}
-	return r.OAuth
 }
 
 // authReason is the --json error's "reason" for an authorization failure.

@@ -2,15 +2,10 @@ package cmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
-	"github.com/mcptask/mcptask/internal/rpc"
 )
 
 // How long mcptask waits, and for what (issue 20, class 7: a server may not hold mcptask up).
@@ -49,74 +44,20 @@ func (f *Factory) deadline(d time.Duration) time.Time {
 }
 
 // NoAnswerError is a server that did not answer within --connect-timeout.
-type NoAnswerError struct {
-	// Server is the server as the user knows it (URL or stdio command).
-	Server string
-	// Waiting names what was awaited: a request (server/discover, initialize, tasks/get) or
-	// "the connection".
-	Waiting string
-	// After is the bound that ran out.
-	After time.Duration
-	// Detail says more when it helps (the wait ended during OAuth).
-	Detail string
-}
-
-func (e *NoAnswerError) Error() string {
-	msg := fmt.Sprintf("%s did not answer %s within %s", e.Server, e.Waiting, e.After)
-	if e.Detail != "" {
-		msg += " (" + e.Detail + ")"
-	}
-	return msg + "; check that it is a running MCP server, or wait longer with --connect-timeout"
-}
-
-// noAnswerCause ends an answerContext when its bound runs out.
-type noAnswerCause struct{ d time.Duration }
-
-func (c *noAnswerCause) Error() string { return fmt.Sprintf("no answer within %s", c.d) }
+type NoAnswerError = connect.NoAnswerError
 
 // answerContext returns ctx bounded by --connect-timeout, for a wait for the first answer of
-// a server: connecting and its opening, or the one request of a command that never waits.
-// A login at the browser pauses the bound (auth.Clock). stop releases it.
+// a server (connect.AnswerContext). stop releases it.
 func (f *Factory) answerContext(ctx context.Context) (actx context.Context, stop func()) {
-	d := f.Global.ConnectTimeout
-	if d <= 0 {
-		return ctx, func() {}
-	}
-	actx, cancel := context.WithCancelCause(ctx)
-	clock := newPausableTimer(d, func() { cancel(&noAnswerCause{d: d}) })
-	return auth.WithClock(actx, clock), func() {
-		clock.stop()
-		cancel(nil)
-	}
+	return connect.AnswerContext(ctx, f.Global.ConnectTimeout)
 }
 
-// answerErr explains err, with which a wait for ref's answer under actx (an answerContext, or
-// a context with the command's --timeout) ended: the server silent past --connect-timeout
-// (exit 1), or the command's --timeout reached (exit 124). what is the request awaited when
-// err does not name it. Any other err comes back as it is.
+// answerErr explains err, with which a wait for ref's answer under actx ended: the server
+// silent past --connect-timeout (exit 1), or the command's --timeout reached (exit 124)
+// (connect.AnswerErr). Any other err comes back as it is.
 func answerErr(actx context.Context, ref ServerRef, what string, err error) error {
-	if err == nil || actx.Err() == nil {
-		return err
-	}
-	detail := ""
-	var na *rpc.NoAnswerError
-	if errors.As(err, &na) {
-		what = na.Method
-	}
-	if s := err.Error(); strings.Contains(s, "during OAuth") {
-		detail = "the wait ended during OAuth, at the authorization server or its metadata"
-	}
-	cause := context.Cause(actx)
-	var nc *noAnswerCause
-	switch {
-	case errors.As(cause, &nc):
-		return &ExitError{Code: ExitFailure, Err: &NoAnswerError{Server: ref.String(), Waiting: what, After: nc.d, Detail: detail}}
-	case errors.Is(cause, errTimeout):
-		msg := fmt.Sprintf("timeout reached: %s had not answered %s", ref, what)
-		if detail != "" {
-			msg += " (" + detail + ")"
-		}
-		return &ExitError{Code: ExitTimeout, Err: errors.New(msg)}
+	if aerr := connect.AnswerErr(actx, ref, what, err); aerr != err {
+		return connErr(aerr)
 	}
 	return err
 }
@@ -127,55 +68,6 @@ func withDeadline(ctx context.Context, deadline time.Time) (context.Context, con
 		return context.WithCancel(ctx)
 	}
 	return context.WithDeadlineCause(ctx, deadline, errTimeout)
-}
-
-// pausableTimer calls fire once d has elapsed, not counting the time it spent paused. It is
-// the auth.Clock of an answerContext.
-type pausableTimer struct {
-	mu      sync.Mutex
-	t       *time.Timer
-	left    time.Duration
-	since   time.Time
-	paused  int
-	fired   bool
-	stopped bool
-}
-
-func newPausableTimer(d time.Duration, fire func()) *pausableTimer {
-	p := &pausableTimer{left: d, since: time.Now()}
-	p.t = time.AfterFunc(d, func() {
-		p.mu.Lock()
-		p.fired = true
-		p.mu.Unlock()
-		fire()
-	})
-	return p
-}
-
-// Pause implements auth.Clock.
-func (p *pausableTimer) Pause() (resume func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.paused == 0 && !p.fired && !p.stopped && p.t.Stop() {
-		p.left -= time.Since(p.since)
-	}
-	p.paused++
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.paused--
-		if p.paused == 0 && !p.fired && !p.stopped {
-			p.since = time.Now()
-			p.t.Reset(max(p.left, 0))
-		}
-	}
-}
-
-func (p *pausableTimer) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopped = true
-	p.t.Stop()
 }
 
 // guard is the follow.Guard of the server ref: each wait for an answer is bounded by

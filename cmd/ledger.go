@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
-	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -31,22 +31,10 @@ func (f *Factory) ledger() (*state.Store, error) {
 
 // toServer is the secret-free description of ref that a record keeps: a URL's credential
 // parameters are redacted, so a resume asks for the URL again (connectRecord).
-func toServer(ref ServerRef) state.Server {
-	return state.Server{
-		URL:         redact.URL(ref.URL),
-		Command:     ref.Argv,
-		Dir:         ref.Dir,
-		HeaderNames: ref.HeaderNames,
-		BearerEnv:   ref.BearerEnv,
-		EnvNames:    ref.EnvNames,
-		OAuth:       ref.oauthRecord(),
-	}
-}
+func toServer(ref ServerRef) state.Server { return ref.Server() }
 
 // fromServer turns a record's server back into a ServerRef.
-func fromServer(s state.Server) ServerRef {
-	return ServerRef{URL: s.URL, Argv: s.Command, Dir: s.Dir, HeaderNames: s.HeaderNames, BearerEnv: s.BearerEnv, EnvNames: s.EnvNames, OAuth: s.OAuth}
-}
+func fromServer(s state.Server) ServerRef { return connect.FromServer(s) }
 
 // newRecord builds the record of a task just created through c.
 func newRecord(c *rpc.Client, ref ServerRef, tool string, t *rpc.Task, now time.Time) state.Record {
@@ -159,96 +147,15 @@ func (f *Factory) refOf(rec *state.Record) (ServerRef, error) {
 	return ref, err
 }
 
-// connectRecord reaches the server of rec again. Secrets are read again, never stored: the
-// bearer token from the environment variable the record names, header values from --header.
+// connectRecord reaches the server of rec again, once the record passes the ledger's MAC
+// check; secrets are read again, never stored (connect.Connector.Record).
 func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-	ref := fromServer(rec.Server)
-	if err := f.checkRecord(*rec); err != nil {
-		return nil, ref, err
-	}
-	hdr, err := f.recordHeaders(rec)
-	if err != nil {
-		return nil, ref, err
-	}
-	if ref.URL, err = f.recordURL(rec); err != nil {
-		return nil, ref, err
-	}
-	f.learnSecrets(ref, hdr)
-	if ref.URL == "" {
-		// A stdio server is a new process: it needs its handshake again. Its tasks survive
-		// only if the server keeps them (C26-STDIO).
-		if opts.Protocol == "" {
-			opts.Protocol = rec.Era
-		}
-		return f.connectRef(ctx, ref, hdr, opts)
-	}
-	if rec.Era == string(rpc.EraLegacy) && rec.SessionID == "" {
-		// No session to reuse: a 2025-11-25 server expects its handshake.
-		opts.Protocol = rec.Era
-		return f.connectRef(ctx, ref, hdr, opts)
-	}
-	return f.connectAssumed(ctx, ref, hdr, rpc.Era(rec.Era), rec.SessionID, opts)
-}
-
-// recordURL is the URL that reaches the server of rec again. The ledger keeps a URL with its
-// credential parameters redacted (token=[redacted]); such a record is reached through the
-// URL given with --server (or $MCPTASK_SERVER), when it redacts to the same text, and the
-// user is told to give it otherwise. The record stays in the ledger either way.
-func (f *Factory) recordURL(rec *state.Record) (string, error) {
-	u := rec.Server.URL
-	if u == "" || !redact.Hidden(u) {
-		return u, nil
-	}
-	if g := f.Global.Server; g != "" && redact.URL(g) == u {
-		return g, nil
-	}
-	return "", flagErrorf("task %s was created on %s, whose credential the ledger does not keep; give the full URL again with --server (or MCPTASK_SERVER)", rec.TaskID, u)
-}
-
-// recordHeaders rebuilds the secret headers of a record from the current flags and
-// environment, naming what is missing.
-func (f *Factory) recordHeaders(rec *state.Record) (http.Header, error) {
-	hdr := http.Header{}
-	given := http.Header{}
-	for _, h := range f.Global.Headers {
-		name, value, ok := strings.Cut(h, ":")
-		if ok {
-			given.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-		}
-	}
-	for _, name := range rec.Server.HeaderNames {
-		v := given.Values(name)
-		if len(v) == 0 {
-			return nil, flagErrorf("task %s was created with --header %q; give it again (mcptask never stores header values)", rec.TaskID, name+": …")
-		}
-		hdr[http.CanonicalHeaderKey(name)] = v
-	}
-	if rec.Server.BearerEnv != "" {
-		tok := f.Getenv(rec.Server.BearerEnv)
-		if tok == "" {
-			return nil, flagErrorf("task %s was created with --bearer-env %s, which is now empty or unset; export it again", rec.TaskID, rec.Server.BearerEnv)
-		}
-		hdr.Set("Authorization", "Bearer "+tok)
-	}
-	return hdr, nil
+	c, ref, err := f.connector().Record(ctx, rec, opts)
+	return c, ref, connErr(err)
 }
 
 // connectAssumed opens an HTTP client in a known era without a handshake.
 func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.Header, era rpc.Era, session string, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-	trace, err := f.traceOptions(ref, &opts)
-	if err != nil {
-		return nil, ref, err
-	}
-	ht, err := rpc.NewHTTPTransport(ref.URL, f.httpOptions(&ref, hdr, trace))
-	if err != nil {
-		return nil, ref, err
-	}
-	opts.Info = rpc.Implementation{Name: "mcptask", Version: Version}
-	c := rpc.NewClient(ht, opts)
-	c.Assume(era, session)
-	if session != "" {
-		// The session belongs to a task; only a finished task releases it (dropRecord).
-		c.KeepSession(true)
-	}
-	return c, ref, nil
+	c, ref, err := f.connector().Assume(ctx, ref, hdr, era, session, opts)
+	return c, ref, connErr(err)
 }

@@ -319,24 +319,18 @@ func eventLine(ev proxy.Event) string {
 // proxy: a stdio entry runs `mcptask proxy --stdio`, an HTTP entry points at --listen.
 func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 	name := opts.PrintConfig
-	servers, err := f.loadServers()
+	set, err := f.servers()
 	if err != nil {
 		return err
 	}
-	var src *namedServer
-	for i := range servers {
-		if servers[i].Name == name {
-			src = &servers[i]
-			break
-		}
-	}
+	src := set.Entry(name)
 	if src == nil {
 		return flagErrorf("--print-config %q: no server of that name in the config files; 'mcptask servers' lists them", name)
 	}
 	// The entry as the file has it, so that fields mcptask does not know (cwd, type, …) stay.
-	entry, err := rawServerEntry(src.Source, name)
-	if err != nil {
-		return err
+	var entry map[string]any
+	if err := json.Unmarshal(src.Raw, &entry); err != nil || entry == nil {
+		return fmt.Errorf("config file %s: server %q is not a JSON object", src.Source, name)
 	}
 	// Flags given with --print-config are carried into the proxy's command line.
 	var extra []string
@@ -372,28 +366,6 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 		entry["args"] = append(append([]string{"proxy"}, extra...), "--stdio", strings.Join(quoteAll(append([]string{src.Command}, src.Args...)), " "))
 	}
 	return writeJSON(f.IO.Out, map[string]any{"mcpServers": map[string]any{name: entry}})
-}
-
-// rawServerEntry reads the entry of server name from a config file as it is written.
-func rawServerEntry(file, name string) (map[string]any, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		MCPServers map[string]map[string]any `json:"mcpServers"`
-		Servers    map[string]map[string]any `json:"servers"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("config file %s is not valid JSON: %v", file, err)
-	}
-	if e, ok := doc.MCPServers[name]; ok {
-		return e, nil
-	}
-	if e, ok := doc.Servers[name]; ok {
-		return e, nil
-	}
-	return nil, fmt.Errorf("server %q not found in %s", name, file)
 }
 
 // selfCommand is how a host should start this mcptask: "mcptask" when that is what PATH finds,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/spf13/cobra"
 )
@@ -127,7 +128,7 @@ func runHostStdioProxy(ctx context.Context, f *Factory, ref ServerRef, hdr http.
 
 // printHostStdioConfig prints the entry of HTTP server name rewritten so that a stdio-only host
 // starts `mcptask proxy --host-stdio` for it.
-func printHostStdioConfig(f *Factory, opts *ProxyOptions, name string, src *namedServer, entry map[string]any, extra []string) error {
+func printHostStdioConfig(f *Factory, opts *ProxyOptions, name string, src *config.Server, entry map[string]any, extra []string) error {
 	if _, ok := entry["headers"]; ok {
 		fmt.Fprintf(f.IO.ErrOut, "mcptask: the headers of %q are not copied into the entry (they may hold secrets): give a token with --bearer-env VAR, or let mcptask log in with OAuth (mcptask auth login --server %s)\n", name, src.URL)
 	}

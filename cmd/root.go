@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -16,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/config"
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
@@ -36,9 +35,14 @@ type Factory struct {
 	Workflow WorkflowOptions
 	wf       *workflow
 
-	recOnce sync.Once
-	rec     *recording
-	recErr  error
+	// cfg is this run's config files of named servers, read once (servers).
+	cfgOnce sync.Once
+	cfg     *config.Set
+	cfgErr  error
+
+	// conn is this run's connector (connector): pools, OAuth sessions, trace, record, keyring.
+	connOnce sync.Once
+	conn     *connect.Connector
 
 	// red is this run's redactor (redactor): it knows the user's secrets; redOuts are the
 	// writers that hide them in stdout and stderr (redactStreams).
@@ -46,19 +50,9 @@ type Factory struct {
 	red     *redact.Redactor
 	redOuts []*redact.Writer
 
-	poolMu sync.Mutex
-	pools  map[string]*http.Client
-
-	keysOnce sync.Once
-	keys     *state.Keyring
-	keysErr  error
-
 	// started is when the command started: its --timeout counts from here (deadline).
 	started time.Time
 
-	authMu       sync.Mutex
-	authSessions map[string]*auth.Session
-	authEnv      *auth.Env
 	// authBrowser lets the login flow open the browser without a terminal: a desktop host
 	// runs `proxy --host-stdio` with pipes only (issue 22).
 	authBrowser bool
@@ -104,7 +98,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 			err = &FlagError{Err: err}
 		}
 	}
-	f.closeRecorder()
+	f.closeConnector()
 	f.finishWorkflow()
 	code := exitCode(ctx, err)
 	if err != nil {
@@ -294,7 +288,7 @@ func (f *Factory) errorText(err error) string {
 	return termsafe.String(termsafe.Cut(f.redactor().Text(err.Error())))
 }
 
-var errTimeout = errors.New("timeout reached")
+var errTimeout = connect.ErrTimeout
 
 // reportError prints err once: a line on stderr, and with --json also a JSON object there.
 func reportError(f *Factory, code int, err error) {

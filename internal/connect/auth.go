@@ -1,0 +1,144 @@
+package connect
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cli/browser"
+	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/rpc"
+)
+
+// AuthOptions are the OAuth settings of a run (the global OAuth flags, and a named server's
+// "oauth" object where the flags leave a field unset).
+type AuthOptions struct {
+	Login             string
+	Browser           string
+	ClientID          string
+	ClientSecretEnv   string
+	ClientMetadataURL string
+	CallbackPort      int
+	Store             string
+	Profile           string
+	Grant             string
+	ClientKeyFile     string
+	// Issuer is the authorization server ClientID was registered at: its secret or key goes
+	// there and nowhere else, and a server that names another is refused.
+	Issuer string
+	Scopes []string
+	// Interactive says a person can log in at the browser now.
+	Interactive bool
+}
+
+// AuthDir is where credentials live when no keychain answers: under the state directory,
+// beside (not inside) the ledger, whatever --state says.
+func AuthDir(getenv func(string) string) (string, error) {
+	if x := getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "mcptask", "auth"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil || home == "" {
+			return "", errors.New("no home directory to keep OAuth credentials in (set XDG_STATE_HOME)")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "mcptask", "auth"), nil
+}
+
+// AuthEnv builds, once, what every OAuth session of this run shares: the credential store
+// and a traced HTTP client for the authorization servers.
+func (c *Connector) AuthEnv() (*auth.Env, error) {
+	if c.authEnv != nil {
+		return c.authEnv, nil
+	}
+	dir, err := AuthDir(c.env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	// The --trace and --record sinks of the MCP traffic; the linter hooks TraceOptions adds
+	// are for MCP messages, so they go to options nobody uses.
+	trace, err := c.TraceOptions(Ref{}, &rpc.ClientOptions{})
+	if err != nil {
+		return nil, err
+	}
+	o := c.opts()
+	open := c.env.OpenBrowser
+	if open == nil {
+		open = func(u string) error {
+			browser.Stdout, browser.Stderr = c.env.Stderr(), c.env.Stderr()
+			return browser.OpenURL(u)
+		}
+	}
+	env := &auth.Env{
+		Store: &auth.Store{Dir: dir, Mode: o.Auth.Store, Getenv: c.env.Getenv,
+			Warn: func(msg string) { c.warnf("%s", msg) }},
+		HTTP:        auth.NewHTTPClient(rpc.NewTraceTransport(rpc.NewPool(o.Insecure, 4), trace), 60*time.Second),
+		Stderr:      c.env.Stderr(),
+		Now:         c.env.Now,
+		OpenBrowser: open,
+	}
+	if trace != nil {
+		env.Note = func(msg string) { rpc.Note(trace, msg) }
+	}
+	c.authEnv = env
+	return env, nil
+}
+
+// AuthSession returns the one OAuth session of ref's server (and profile) in this run, so
+// that every connection to it shares one token and one refresh.
+func (c *Connector) AuthSession(ref Ref) (*auth.Session, error) {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	a := c.opts().Auth
+	profile, issuer := a.Profile, ""
+	if ref.OAuth != nil {
+		profile, issuer = ref.OAuth.Profile, ref.OAuth.Issuer
+	}
+	key := ref.URL + "\x00" + profile
+	if s := c.authSessions[key]; s != nil {
+		return s, nil
+	}
+	env, err := c.AuthEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg := auth.Config{
+		ServerURL: ref.URL, Profile: profile, Issuer: issuer,
+		Login: a.Login, Browser: a.Browser,
+		Interactive:       a.Interactive,
+		ClientID:          a.ClientID,
+		ClientIssuer:      a.Issuer,
+		ClientMetadataURL: a.ClientMetadataURL,
+		CallbackPort:      a.CallbackPort,
+		Scopes:            a.Scopes,
+	}
+	if a.ClientSecretEnv != "" {
+		cfg.ClientSecret = c.env.Getenv(a.ClientSecretEnv)
+		if cfg.ClientSecret == "" {
+			return nil, usagef("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+		}
+	}
+	if a.Grant == "client-credentials" {
+		cfg.Grant = auth.GrantClientCredentials
+	}
+	if a.ClientKeyFile != "" {
+		data, err := os.ReadFile(a.ClientKeyFile)
+		if err != nil {
+			return nil, usagef("--client-key-file: %v", err)
+		}
+		key, err := auth.ParseClientKey(data)
+		if err != nil {
+			return nil, usagef("--client-key-file %s: %v", a.ClientKeyFile, err)
+		}
+		cfg.ClientKey = key
+	}
+	s := auth.NewSession(cfg, env)
+	if c.authSessions == nil {
+		c.authSessions = map[string]*auth.Session{}
+	}
+	c.authSessions[key] = s
+	return s, nil
+}
