@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -65,19 +64,10 @@ func Revoke(ctx context.Context, hc *http.Client, c *Credential, o RevokeOptions
 	}
 	ca := ClientAuth{Client: client, Key: o.ClientKey, Audience: c.Issuer}
 	form := url.Values{"token": {token}, "token_type_hint": {hint}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
+	req, err := clientPost(ctx, endpoint, form, ca)
 	if err != nil {
 		return endpoint, err
 	}
-	if err := ca.apply(form, req); err != nil {
-		return endpoint, err
-	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
 	// A redirect is a new party: the token and the client's credentials are never sent on to
 	// it. The answer is taken as it is, and a 3xx is a failure.
 	noRedirects := *hc

@@ -103,14 +103,11 @@ func (ca ClientAuth) apply(form url.Values, req *http.Request) error {
 	return nil
 }
 
-// postToken sends one token request (refresh_token or client_credentials grant) and reads
-// the answer. The form is written here rather than by golang.org/x/oauth2's TokenSource
-// because a refresh must carry the resource parameter (RFC 8707 §2), which that cannot add.
-func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.Values, ca ClientAuth) (*tokenResponse, error) {
-	if err := checkEndpoint(endpoint, "token_endpoint"); err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(""))
+// clientPost builds a form POST to an authorization server's endpoint (token, revocation)
+// that carries the client's authentication (ClientAuth.apply: basic, post or a signed
+// assertion) and asks for JSON.
+func clientPost(ctx context.Context, endpoint string, form url.Values, ca ClientAuth) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +120,20 @@ func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
+
+// postToken sends one token request (refresh_token or client_credentials grant) and reads
+// the answer. The form is written here rather than by golang.org/x/oauth2's TokenSource
+// because a refresh must carry the resource parameter (RFC 8707 §2), which that cannot add.
+func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.Values, ca ClientAuth) (*tokenResponse, error) {
+	if err := checkEndpoint(endpoint, "token_endpoint"); err != nil {
+		return nil, err
+	}
+	req, err := clientPost(ctx, endpoint, form, ca)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, unwrapURLError(err)
