@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,6 +45,22 @@ func TestProxyBridgeMRTRTS(t *testing.T) {
 	}
 	if rec := onlyRecord(t, ledger); rec.Tool != "deploy" || rec.Status != "completed" {
 		t.Errorf("the ledger holds %+v, want the deploy task completed", rec)
+	}
+
+	// The host answers what it can, before --on-input: the program is never run.
+	answer := filepath.Join(dir, "answer.sh")
+	if err := os.WriteFile(answer, []byte("#!/bin/sh\ncat >/dev/null\necho '{\"action\":\"accept\",\"content\":{\"name\":\"Grace\"}}'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h = startTSHost(t, v2, "--stdio", bridgedStdio(filepath.Join(dir, "exec.json"), argv, "--on-input", "exec:"+answer), "--tool", "ask", "--elicit", `{"name":"Ada"}`)
+	if o := h.outcome(t); o["status"] != "completed" || resultText(o) != "Hello, Ada!" {
+		t.Fatalf("the host that declared elicitation, with --on-input exec, got %v\n%s", o, h.stderr.String())
+	}
+
+	// The server's own MRTR round (confirm asks before it makes a task) reaches the host as it is.
+	h = startTSHost(t, v2, "--stdio", bridgedStdio(filepath.Join(dir, "confirm.json"), argv), "--tool", "confirm", "--elicit", `{"ok":true}`)
+	if o := h.outcome(t); o["status"] != "completed" || h.find("elicit") == nil {
+		t.Fatalf("the host got %v from confirm (asked: %v)\n%s", o, h.find("elicit"), h.stderr.String())
 	}
 
 	url, _ := demoServer(t, demo.Options{StepDelay: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond})
