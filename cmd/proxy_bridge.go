@@ -27,8 +27,9 @@ Bridging what a host lacks (see docs/bridging-hosts.md):
   task to the ledger first, follows it, and answers the host's request with the result or
   the error: one ordinary call. While the task runs the host gets notifications/progress
   (when it sent a progressToken) every --bridge-progress, so a timeout that resets on
-  progress never runs out. A question the task asks goes to the host as elicitation/create
-  or sampling/createMessage when it declared that capability, else --on-input decides
+  progress never runs out. A question the task asks goes to the host when it declared the
+  capability it needs (2025-11-25: as elicitation/create or sampling/createMessage;
+  2026-07-28: as an input_required round its tools/call retries), else --on-input decides
   (exec:CMD answers, decline declines, fail fails the call naming 'mcptask update' and the
   task). The host cancelling its request cancels the task; the host going away leaves the
   task running and in the ledger ('mcptask result ID' gets it). Hosts that speak Tasks are

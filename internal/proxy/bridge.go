@@ -70,6 +70,8 @@ type bridge struct {
 	o     BridgeOptions
 	seq   atomic.Int64
 	token string
+	// secret signs the requestState of the proxy's input_required rounds (bridge_mrtr.go).
+	secret [32]byte
 
 	mu sync.Mutex
 	// support maps a tool to its 2025-11-25 execution.taskSupport, as the server listed it.
@@ -89,8 +91,10 @@ func newBridge(p *Proxy, o BridgeOptions) *bridge {
 	}
 	var tok [8]byte
 	_, _ = rand.Read(tok[:])
-	return &bridge{p: p, o: o, token: hex.EncodeToString(tok[:]), support: map[string]string{}, hostWaits: map[string]chan *rpc.Message{},
+	b := &bridge{p: p, o: o, token: hex.EncodeToString(tok[:]), support: map[string]string{}, hostWaits: map[string]chan *rpc.Message{},
 		calls: map[string]*bridgedCall{}, stdio: map[*host]*stdioLink{}}
+	_, _ = rand.Read(b.secret[:])
+	return b
 }
 
 // nextID returns a new id for a request of the proxy's own. It carries a random token of this
@@ -331,6 +335,10 @@ type bridgedCall struct {
 	// hdr holds the HTTP headers of the proxy's task call ("" on stdio).
 	hdr http.Header
 
+	// input is what a 2026-07-28 host declared it can answer (nil: nothing, or 2025-11-25):
+	// questions of those kinds go to it as input_required rounds (bridge_mrtr.go).
+	input *inputCaps
+
 	progressToken json.RawMessage
 	progress      atomic.Int64
 	message       atomic.Pointer[string]
@@ -358,6 +366,7 @@ func (b *bridge) start(h *host, m *rpc.Message, params reqParams, hdr http.Heade
 	c.era, c.version = rpc.EraLegacy, rpc.VersionLegacy
 	if params.Meta.Version != "" {
 		c.era, c.version = rpc.EraModern, params.Meta.Version
+		c.input = hostInputCaps(m.Params)
 	} else {
 		b.p.mu.Lock()
 		if h.version != "" {
@@ -481,6 +490,9 @@ func (c *bridgedCall) run(ctx context.Context) {
 		c.fail(rpc.CodeInvalidParams, "mcptask proxy: the call's params are not a JSON object: %v", err)
 		return
 	}
+	if c.era == rpc.EraModern && c.retried(ctx) {
+		return
+	}
 	// The transports record the proxy's own requests (stdio: RoundTrip and the relay; HTTP:
 	// rpc's tracer into the record).
 	req := &rpc.Message{JSONRPC: "2.0", ID: json.RawMessage(strconv.Quote(c.b.nextID())), Method: "tools/call", Params: params}
@@ -506,28 +518,68 @@ func (c *bridgedCall) run(ctx context.Context) {
 		c.reply(resp.Result, nil) // an ordinary result: the server did not make a task
 		return
 	}
-	c.follow(ctx, id, resp.Result)
-}
-
-// follow follows task id with the engine and answers the host with how it ended.
-func (c *bridgedCall) follow(ctx context.Context, id string, created json.RawMessage) {
-	p := c.b.p
 	var t *rpc.Task
 	if c.era == rpc.EraModern {
-		t, _ = rpc.DecodeTask(created)
+		t, _ = rpc.DecodeTask(resp.Result)
 	} else {
 		var r struct {
 			Task json.RawMessage `json:"task"`
 		}
-		_ = json.Unmarshal(created, &r)
+		_ = json.Unmarshal(resp.Result, &r)
 		t, _ = rpc.DecodeTask(r.Task)
 	}
+	c.follow(ctx, id, t, true, nil)
+}
+
+// retried handles a host's tools/call that retries an input_required round of the proxy's
+// own (its requestState is the proxy's): the host's inputResponses answer the task with
+// tasks/update, and the task is followed on, this request answered when it ends. It returns
+// false for any other call (a requestState of the server's own goes to the server as it is).
+func (c *bridgedCall) retried(ctx context.Context) bool {
+	var p struct {
+		Name           string                     `json:"name"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage            `json:"requestState"`
+	}
+	_ = json.Unmarshal(c.msg.Params, &p)
+	id, tool, ours, err := c.b.parseMRTRState(p.RequestState)
+	if !ours {
+		return false
+	}
+	if err == nil && tool != p.Name {
+		err = errors.New("the requestState belongs to a call of another tool")
+	}
+	if err != nil {
+		c.b.p.notice(c.h, "refused a retried tools/call: %v", err)
+		c.fail(rpc.CodeInvalidParams, "mcptask proxy: %v; call the tool again without it", err)
+		return true
+	}
+	c.follow(ctx, id, nil, false, &hostResponses{caps: c.input, resp: p.InputResponses})
+	return true
+}
+
+// follow follows task id (t as last seen, nil to ask the server first; created when this call
+// made it) with the engine and answers the host with how it ended. answers are the host's
+// answers from a retried input_required round.
+func (c *bridgedCall) follow(ctx context.Context, id string, t *rpc.Task, created bool, answers *hostResponses) {
+	p := c.b.p
 	msg := ""
 	if t != nil {
 		msg = t.StatusMessage
 	}
 	c.message.Store(&msg)
 	answerer := follow.Chain{&hostAnswerer{c: c}, c.b.o.Answerer}
+	if c.input != nil {
+		// A 2026-07-28 host that can answer questions: its questions go to it (answers, or
+		// else an input_required round), the others to --on-input.
+		answerer = follow.Chain{}
+		if answers != nil {
+			answerer = append(answerer, answers)
+		}
+		if c.b.o.Answerer != nil {
+			answerer = append(answerer, notForHost{a: c.b.o.Answerer, caps: c.input})
+		}
+	}
 	eng := follow.New(follow.Options{Answerer: answerer}, follow.SinkFunc(c.event))
 	srv := eng.Server(p.opts.Server.Display(), p.opts.Server.Key())
 	p.mu.Lock()
@@ -541,7 +593,7 @@ func (c *bridgedCall) follow(ctx context.Context, id string, created json.RawMes
 		cl.Assume(rpc.EraModern, "")
 	}
 	cl.KeepSession(true)
-	srv.Follow(cl, follow.Target{ID: id, Tool: c.params.Name, Task: t, Created: true})
+	srv.Follow(cl, follow.Target{ID: id, Tool: c.params.Name, Task: t, Created: created})
 	c.mu.Lock()
 	c.eng, c.taskID = eng, id
 	cancelled, stopped := c.cancelled, c.stopped
@@ -615,6 +667,14 @@ func (c *bridgedCall) answer(ctx context.Context, out follow.Outcome) {
 		}
 		c.fail(rpc.CodeInternalError, "task %s was cancelled", id)
 	case follow.EndInputRequired:
+		if c.hostCanAnswer(out.Requests) {
+			res, err := c.b.inputRequired(id, c.params.Name, out.Requests)
+			if err == nil {
+				c.b.p.notice(c.h, "task %s asks the host (%s); it waits in the ledger for the host's retried call, or: mcptask update %s", id, questions(out.Requests), id)
+				c.reply(res, nil)
+				return
+			}
+		}
 		key := "KEY"
 		if len(out.Requests) == 1 && out.Requests[0].Key != "" {
 			key = out.Requests[0].Key
@@ -633,6 +693,20 @@ func (c *bridgedCall) answer(ctx context.Context, out follow.Outcome) {
 		}
 		c.fail(rpc.CodeInternalError, "mcptask proxy: task %s: %s; it is in the ledger: get its result with: mcptask result %s", id, redact.URL(why), id)
 	}
+}
+
+// hostCanAnswer reports whether every open question can go to the host as an input_required
+// round (a 2026-07-28 host that declared what they need).
+func (c *bridgedCall) hostCanAnswer(reqs []follow.Request) bool {
+	if c.era != rpc.EraModern || c.input == nil || len(reqs) == 0 {
+		return false
+	}
+	for _, r := range reqs {
+		if r.Key == "" || !c.input.can(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // questions names the keys of the questions left open, for an error message.

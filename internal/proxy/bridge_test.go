@@ -2,11 +2,15 @@ package proxy
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 )
 
 func TestRewriteTools(t *testing.T) {
@@ -79,5 +83,69 @@ func TestBridgeAnswersOnlyFromTheHostAsked(t *testing.T) {
 	}
 	if b.isBridgeID(json.RawMessage(`"mcptask-bridge-1"`)) || b.isBridgeID(json.RawMessage(`"mcptask-bridge-0000000000000000-1"`)) {
 		t.Error("an id without the proxy's token was taken for one of its own")
+	}
+}
+
+// TestBridgeMRTRState: the requestState of the proxy's own input_required rounds names its task
+// and tool, and no other requestState passes for one: altered, signed by another proxy run or
+// for another server. A requestState that is not the proxy's is the server's own.
+func TestBridgeMRTRState(t *testing.T) {
+	p := New(Options{Server: state.Server{URL: "http://127.0.0.1:1/mcp"}})
+	b := newBridge(p, BridgeOptions{})
+	q := func(s string) json.RawMessage { return json.RawMessage(strconv.Quote(s)) }
+	s := b.mrtrState("task-1", "ask")
+	if id, tool, ours, err := b.parseMRTRState(q(s)); id != "task-1" || tool != "ask" || !ours || err != nil {
+		t.Fatalf("parse(%s) = %q %q %v %v", s, id, tool, ours, err)
+	}
+	other := newBridge(p, BridgeOptions{}) // another run of the proxy: another secret
+	otherServer := newBridge(New(Options{Server: state.Server{URL: "http://127.0.0.1:2/mcp"}}), BridgeOptions{})
+	otherServer.secret = b.secret
+	bad := map[string]json.RawMessage{
+		"another run":    q(other.mrtrState("task-1", "ask")),
+		"another server": q(otherServer.mrtrState("task-1", "ask")),
+		"altered":        q(s[:len(s)-3] + "AAA"),
+		"no signature":   q(mrtrStatePrefix + "e30"),
+		"huge":           q(mrtrStatePrefix + strings.Repeat("A", 5000) + ".A"),
+	}
+	for name, raw := range bad {
+		if _, _, ours, err := b.parseMRTRState(raw); !ours || err == nil {
+			t.Errorf("%s: ours %v err %v, want refused", name, ours, err)
+		}
+	}
+	for _, raw := range []json.RawMessage{nil, q("server-state"), json.RawMessage(`{"x":1}`)} {
+		if _, _, ours, _ := b.parseMRTRState(raw); ours {
+			t.Errorf("%s was taken for the proxy's", raw)
+		}
+	}
+}
+
+// TestHostInputCaps: what a 2026-07-28 request declares it can answer.
+func TestHostInputCaps(t *testing.T) {
+	meta := func(caps string) json.RawMessage {
+		return json.RawMessage(`{"name":"x","_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `}}`)
+	}
+	form := follow.Request{Key: "a", Method: "elicitation/create", Params: json.RawMessage(`{"mode":"form"}`)}
+	url := follow.Request{Key: "b", Method: "elicitation/create", Params: json.RawMessage(`{"mode":"url"}`)}
+	sample := follow.Request{Key: "c", Method: "sampling/createMessage"}
+	for _, tc := range []struct {
+		caps string
+		want []bool // form, url, sampling
+	}{
+		{`{}`, nil},
+		{`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, nil},
+		{`{"elicitation":{}}`, []bool{true, false, false}},
+		{`{"elicitation":{"url":{}}}`, []bool{false, true, false}},
+		{`{"elicitation":{"form":{},"url":{}},"sampling":{}}`, []bool{true, true, true}},
+	} {
+		c := hostInputCaps(meta(tc.caps))
+		if tc.want == nil {
+			if c != nil {
+				t.Errorf("%s: %+v, want nothing declared", tc.caps, c)
+			}
+			continue
+		}
+		if got := []bool{c.can(form), c.can(url), c.can(sample)}; !slices.Equal(got, tc.want) {
+			t.Errorf("%s: can form, url, sampling = %v, want %v", tc.caps, got, tc.want)
+		}
 	}
 }

@@ -2,9 +2,11 @@
 // TypeScript client v2 (@modelcontextprotocol/client) without ext-tasks: it makes one plain
 // callTool and prints one JSON line per thing it sees on stdout: {"event":"connected","era":…},
 // {"event":"progress",…}, {"event":"outcome","status":"completed"|"error",…}. For mcptask's
-// `proxy --bridge-tasks` tests (issue 22).
+// `proxy --bridge-tasks` tests (issue 22). With --elicit JSON it declares elicitation and
+// answers every question with that content through the client's multi-round-trip (MRTR)
+// auto-fulfilment, printing {"event":"elicit","message":…} for each (one per round).
 //
-//   node bridge-host-v2.mjs (--http URL | --stdio '["cmd","arg",…]') --tool NAME [--args JSON]
+//   node bridge-host-v2.mjs (--http URL | --stdio '["cmd","arg",…]') --tool NAME [--args JSON] [--elicit JSON]
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -18,7 +20,14 @@ const transport = opts.http
       const [command, ...args] = JSON.parse(opts.stdio);
       return new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
     })();
-const client = new Client({ name: "ts-client-v2-plain", version: "2.4.0" }, { capabilities: {}, versionNegotiation: { mode: "auto" } });
+const capabilities = opts.elicit ? { elicitation: { form: {} } } : {};
+const client = new Client({ name: "ts-client-v2-plain", version: "2.4.0" }, { capabilities, versionNegotiation: { mode: "auto" } });
+if (opts.elicit) {
+  client.setRequestHandler("elicitation/create", async (req) => {
+    out({ event: "elicit", message: req.params.message });
+    return { action: "accept", content: JSON.parse(opts.elicit) };
+  });
+}
 await client.connect(transport);
 out({ event: "connected", era: client.getProtocolEra() });
 try {
