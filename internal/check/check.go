@@ -303,9 +303,12 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 	}
 }
 
-func (r *runner) add(id, title, section string, st Status, seen string, tools ...string) {
+// add records a result; its section comes from the catalogue (one source for the report and
+// docs/guide/check.md).
+func (r *runner) add(id, title string, st Status, seen string, tools ...string) {
+	section := ""
 	if rule, ok := ruleOf(id); ok {
-		section = rule.Section // one source for the report and docs/guide/check.md
+		section = rule.Section
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -320,20 +323,29 @@ func (r *runner) add(id, title, section string, st Status, seen string, tools ..
 	}
 }
 
-// verdict adds pass when problem is "", else fail (or warn for a SHOULD).
-func (r *runner) verdict(id, title, section, problem string, should bool, tools ...string) {
+// verdict adds pass when problem is "", else what breaking the rule at its catalogue level
+// means: fail for a MUST, warn for a SHOULD.
+func (r *runner) verdict(id, title, problem string, tools ...string) {
+	level := Must
+	if rule, ok := ruleOf(id); ok {
+		level = rule.Level
+	}
+	r.verdictAt(level, id, title, problem, tools...)
+}
+
+// verdictAt is verdict at a level other than the rule's: a part of a rule that the spec states
+// more (or less) strongly than the rest.
+func (r *runner) verdictAt(level Level, id, title, problem string, tools ...string) {
 	switch {
 	case problem == "":
-		r.add(id, title, section, Pass, "", tools...)
+		r.add(id, title, Pass, "", tools...)
 	case strings.HasPrefix(problem, errBudget.Error()):
-		r.add(id, title, section, Skip, problem, tools...)
+		r.add(id, title, Skip, problem, tools...)
 	case strings.Contains(problem, errBudget.Error()):
 		// The budget ended an exchange the verdict needed: not the server's fault.
-		r.add(id, title, section, Skip, errBudget.Error()+" ("+problem+")", tools...)
-	case should:
-		r.add(id, title, section, Warn, problem, tools...)
+		r.add(id, title, Skip, errBudget.Error()+" ("+problem+")", tools...)
 	default:
-		r.add(id, title, section, Fail, problem, tools...)
+		r.add(id, title, level.broken(), problem, tools...)
 	}
 }
 

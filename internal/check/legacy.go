@@ -75,11 +75,11 @@ func (r *runner) openStandalone(ctx context.Context) {
 // with what was seen (a key that is present counts as declared, whatever its type, so that
 // the other rules still run).
 func (r *runner) capsRule(rawCaps json.RawMessage) {
-	const a1, a1sec = "tasks capability uses list, cancel and requests.tools.call", "C25-TASKS §Server Capabilities"
+	const a1 = "tasks capability uses list, cancel and requests.tools.call"
 	caps := obj(rawCaps)
 	raw, ok := caps["tasks"]
 	if !ok || string(raw) == "null" {
-		r.add("A1", a1, a1sec, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
+		r.add("A1", a1, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
 		return
 	}
 	var problems []string
@@ -117,7 +117,7 @@ func (r *runner) capsRule(rawCaps json.RawMessage) {
 		problems = append(problems, "tasks.requests.tools.call is not declared, so no tool can run as a task")
 	}
 	sort.Strings(problems)
-	r.verdict("A1", a1, a1sec, strings.Join(problems, "; "), false)
+	r.verdict("A1", a1, strings.Join(problems, "; "))
 }
 
 // undeclaredProbe (A1b): C25-TASKS §Capabilities: "Servers and clients that support
@@ -127,9 +127,9 @@ func (r *runner) capsRule(rawCaps json.RawMessage) {
 // metadata if present." So a server without tasks.requests.tools.call is sent one
 // task-augmented call anyway, and must not answer it with a task.
 func (r *runner) undeclaredProbe(ctx context.Context) {
-	const id, title, sec = "A1b", "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task", "C25-TASKS §Capabilities; §Task Support and Handling"
+	const id, title = "A1b", "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task"
 	if r.legacyCaps.call {
-		r.add(id, title, sec, Pass, "")
+		r.add(id, title, Pass, "")
 		return
 	}
 	var pick *toolInfo
@@ -149,10 +149,10 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 	}
 	switch {
 	case r.o.NoCall:
-		r.add(id, title, sec, Skip, "--no-call: no tool was called")
+		r.add(id, title, Skip, "--no-call: no tool was called")
 		return
 	case pick == nil:
-		r.add(id, title, sec, Skip, "no tool the checker may call answered")
+		r.add(id, title, Skip, "no tool the checker may call answered")
 		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
@@ -165,11 +165,12 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 			_, _ = r.send(cctx, "tasks/cancel", map[string]any{"taskId": tid}, req{})
 			cancel()
 		}
-		r.verdict(id, title, sec, fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
-			pick.name, declared(r.c.Capabilities()), quote(m.Result)), false, pick.name)
+		r.verdict(id, title, fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
+			pick.name, declared(r.c.Capabilities()), quote(m.Result)), pick.name)
+
 		return
 	}
-	r.verdict(id, title, sec, ifNot(err == nil || !strings.Contains(err.Error(), errBudget.Error()), "%s", describeErr(err)), false, pick.name)
+	r.verdict(id, title, ifNot(err == nil || !strings.Contains(err.Error(), errBudget.Error()), "%s", describeErr(err)), pick.name)
 }
 
 // declared says in words what capabilities.tasks is.
@@ -184,13 +185,13 @@ func declared(caps json.RawMessage) string {
 // tasks/list: -32602 (Invalid params)". A client cannot make a cursor go stale on purpose, so
 // the probe sends one the server never gave.
 func (r *runner) cursorProbe(ctx context.Context) {
-	const id, title, sec = "A13b", "tasks/list with a cursor the server never gave is -32602", "C25-TASKS §Error Handling; §Task Listing"
+	const id, title = "A13b", "tasks/list with a cursor the server never gave is -32602"
 	if !r.legacyCaps.list {
-		r.add(id, title, sec, Skip, firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
+		r.add(id, title, Skip, firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
 		return
 	}
 	m, err := r.send(ctx, "tasks/list", map[string]any{"cursor": "mcptask-check-invalid-cursor-5b2e"}, req{})
-	r.verdict(id, title, sec, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)), false)
+	r.verdict(id, title, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)))
 }
 
 // judgePayloads judges what tasks/result returned (A9b, A9c).
@@ -198,8 +199,8 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	// A9b: C25-TASKS §Result Retrieval: "When a receiver receives a tasks/result request for a
 	// task in any other non-terminal status (working or input_required), it MUST block the
 	// response until the task reaches a terminal status."
-	const a9b, a9c, sec = "tasks/result sent while a task is working or input_required answers only once the task is terminal",
-		"tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result", "C25-TASKS §Result Retrieval"
+	const a9b, a9c = "tasks/result sent while a task is working or input_required answers only once the task is terminal",
+		"tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result"
 	var early, ended []*call
 	for _, c := range tasks {
 		t := c.task
@@ -217,9 +218,9 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	if len(tasks) > 0 {
 		why = "no task's tasks/result, sent while it was still working, was answered"
 	}
-	r.judgeTasks("A9b", a9b, sec, false, early, why, func(c *call) string {
+	r.judgeTasks("A9b", a9b, early, why, func(c *call) string {
 		t := c.task
-		ended := false // a terminal status seen before: a change after it is A6's finding
+		ended := false
 		for _, st := range t.statuses[:t.payloadIdx] {
 			ended = ended || rpc.TaskStatus(st).Terminal()
 		}
@@ -228,6 +229,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 		}
 		return ""
 	})
+
 	// A9c: §Result Retrieval: "receivers MUST return from tasks/result exactly what the
 	// underlying request would have returned, whether that is a successful result or a
 	// JSON-RPC error"; §Task Execution Errors: a failed task is a JSON-RPC error or a tool
@@ -235,7 +237,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	if len(tasks) > 0 {
 		why = "no task that ended completed or failed had its tasks/result answered"
 	}
-	r.judgeTasks("A9c", a9c, sec, false, ended, why, func(c *call) string {
+	r.judgeTasks("A9c", a9c, ended, why, func(c *call) string {
 		t := c.task
 		st := finalStatus(t)
 		switch {
@@ -246,6 +248,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 		}
 		return ""
 	})
+
 }
 
 // judgeNotes (A6b): every notifications/tasks/status matches the schema (C25-TASKS §Task
@@ -254,8 +257,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 // terminal status tasks/get gave (§Task Status Lifecycle: terminal statuses "MUST NOT
 // transition to any other status").
 func (r *runner) judgeNotes(tasks []*call, none string) {
-	const id, title, sec = "A6b", "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status",
-		"C25-TASKS §Task Status Notification, §Task Status Lifecycle; C25-SCHEMA TaskStatusNotification"
+	const id, title = "A6b", "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status"
 	r.mu.Lock()
 	notes := append([]statusNote(nil), r.notes...)
 	dropped := r.notesDropped
@@ -267,7 +269,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 				none += "; the GET stream: " + r.standalone
 			}
 		}
-		r.add(id, title, sec, Skip, none)
+		r.add(id, title, Skip, none)
 		return
 	}
 	byID := map[string]*call{}
@@ -314,7 +316,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 	if problem != "" && dropped > 0 {
 		problem += fmt.Sprintf(" (the first %d notifications judged, %d more ignored)", maxNotes, dropped)
 	}
-	r.verdict(id, title, sec, problem, false, tools...)
+	r.verdict(id, title, problem, tools...)
 }
 
 // relatedNote says whether a status notification for task id carries related-task meta
@@ -340,16 +342,20 @@ func (r *runner) relatedNote(id string) string {
 // guessing". Without an authorization context there is nothing to bind to, so a guessable id
 // fails; with one, the server may bind its tasks to it, and it is a warning.
 func (r *runner) judgeIDs(tasks []*call, none string) {
-	const id, title, sec = "A36", "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)", "C25-TASKS §Task ID Requirements; §Security Considerations"
+	const id, title = "A36", "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)"
 	seen := map[string]string{}
 	for _, c := range tasks {
 		if other, dup := seen[c.task.id]; dup {
-			r.verdict(id, title, sec, fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), false, other, c.tool.name)
+			r.verdict(id, title, fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), other, c.tool.name)
 			return
 		}
 		seen[c.task.id] = c.tool.name
 	}
-	r.judgeTasks(id, title, sec, r.o.Authorized, tasks, none, func(c *call) string {
+	level := Must
+	if r.o.Authorized {
+		level = Should
+	}
+	r.judgeTasksAt(level, id, title, tasks, none, func(c *call) string {
 		p := entropy(c.task.id)
 		if p != "" && !r.o.Authorized {
 			p += " (no authorization context was sent, so the id is all that protects the task)"
@@ -364,9 +370,9 @@ func (r *runner) judgeIDs(tasks []*call, none string) {
 // metadata if present in favor of the RPC method parameter." One tasks/get names a real task
 // in taskId and an unknown one in related-task metadata.
 func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
-	const id, title, sec = "A7d", "tasks/get names its task by taskId, whatever related-task metadata the request carries", "C25-TASKS §Associating Task-Related Messages"
+	const id, title = "A7d", "tasks/get names its task by taskId, whatever related-task metadata the request carries"
 	if len(tasks) == 0 {
-		r.add(id, title, sec, Skip, none)
+		r.add(id, title, Skip, none)
 		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -383,7 +389,7 @@ func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
 		}
 	}
 	if c == nil {
-		r.add(id, title, sec, Skip, "no task was still retrievable with tasks/get")
+		r.add(id, title, Skip, "no task was still retrievable with tasks/get")
 		return
 	}
 	m, err := r.send(pctx, "tasks/get", map[string]any{"taskId": c.task.id,
@@ -397,7 +403,7 @@ func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
 	case str(obj(m.Result)["taskId"]) != c.task.id:
 		problem = fmt.Sprintf("a tasks/get of task %s, with an unknown task in _meta related-task, answered %s", c.task.id, quote(m.Result))
 	}
-	r.verdict(id, title, sec, problem, false, c.tool.name)
+	r.verdict(id, title, problem, c.tool.name)
 }
 
 // finalStatus is the first terminal status the server gave for t (with t.mu held): for a task

@@ -70,10 +70,9 @@ func (r *runner) runModern(ctx context.Context) {
 }
 
 func (r *runner) discovery(ctx context.Context) {
-	const sec = "C26-DISC"
 	d, err := r.send(ctx, "server/discover", nil, req{})
 	if err != nil || d.Error != nil {
-		r.verdict("B17", "server/discover answers", sec, describe(d, err), false)
+		r.verdict("B17", "server/discover answers", describe(d, err))
 		return
 	}
 	r.discover = d.Result
@@ -94,28 +93,29 @@ func (r *runner) discovery(ctx context.Context) {
 	case !contains(disc.SupportedVersions, rpc.VersionModern):
 		problem = fmt.Sprintf("supportedVersions %v lacks %s", disc.SupportedVersions, rpc.VersionModern)
 	}
-	r.verdict("B17", "server/discover returns resultType complete and supportedVersions", sec, problem, false)
-	r.verdict("B17c", "server/discover carries _meta serverInfo (SHOULD)", sec, ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)), true)
-	r.verdict("B17d", "server/discover carries the cache hints ttlMs and cacheScope", "C26-SCHEMA DiscoverResult (CacheableResult); C26-DISC", cacheHints(d.Result), false)
+	r.verdict("B17", "server/discover returns resultType complete and supportedVersions", problem)
+	r.verdict("B17c", "server/discover carries _meta serverInfo (SHOULD)", ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)))
+	r.verdict("B17d", "server/discover carries the cache hints ttlMs and cacheScope", cacheHints(d.Result))
 
 	ext, ok := disc.Capabilities.Extensions[rpc.TasksExtension]
 	legacyTasks := len(disc.Capabilities.Tasks) > 0 && string(disc.Capabilities.Tasks) != "null"
-	const extTitle, extSec = "tasks extension declared in capabilities.extensions with {}", "EXT §Capability Negotiation"
+	const extTitle = "tasks extension declared in capabilities.extensions with {}"
 	switch {
 	case ok:
 		r.extension = true
-		r.verdict("B17b", extTitle, extSec, ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)), false)
-		r.verdict("B31a", "no 2025-11-25 tasks capability under 2026-07-28", "SEP-2663 §Backward Compatibility", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)), false)
+		r.verdict("B17b", extTitle, ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
+		r.verdict("B31a", "no 2025-11-25 tasks capability under 2026-07-28", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)))
 	case legacyTasks:
 		// Half-modern: it lists 2026-07-28 but offers tasks only the 2025-11-25 way. A
 		// 2026-07-28 client gets no task from it (and a task-only tool fails); tasks work only
 		// after initialize. Not a broken rule of 2026-07-28 (extensions are optional), but
 		// almost certainly not what the author meant.
-		r.add("B17b", extTitle, extSec+"; SEP-2663 §Backward Compatibility", Warn,
+		r.add("B17b", extTitle, Warn,
 			fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
 				rpc.VersionModern, quote(disc.Capabilities.Tasks), rpc.TasksExtension))
+
 	default:
-		r.add("B17b", extTitle, extSec, Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
+		r.add("B17b", extTitle, Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
 	}
 }
 
@@ -146,8 +146,8 @@ func (r *runner) modernProbes(ctx context.Context) {
 	const badVersion = "1999-01-01"
 	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
 	m, err := r.send(ctx, "server/discover", nil, req{noCaps: true})
-	r.verdict("B19", "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)", "C26-BASIC §_meta",
-		r.wantError(m, err, rpc.CodeInvalidParams, http.StatusBadRequest), false)
+	r.verdict("B19", "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
+		r.wantError(m, err, rpc.CodeInvalidParams, http.StatusBadRequest))
 
 	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
 	m, err = r.send(ctx, "server/discover", nil, req{version: badVersion, hdrVersion: badVersion})
@@ -165,30 +165,31 @@ func (r *runner) modernProbes(ctx context.Context) {
 			problem = fmt.Sprintf("error.data.requested is %q, want the requested %q", data.Requested, badVersion)
 		}
 	}
-	r.verdict("B20", "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)", "C26-VER; C26-HTTP", problem, false)
+	r.verdict("B20", "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)", problem)
 
 	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
 	if r.o.HTTP {
 		m, err = r.send(ctx, "server/discover", nil, req{version: badVersion, hdrVersion: rpc.VersionModern})
-		r.verdict("B21b", "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020", "C26-HTTP §Server Validation, §Protocol Version Header",
-			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest), false)
+		r.verdict("B21b", "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020",
+			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
+
 	} else {
-		r.add("B21b", "an MCP-Protocol-Version header that differs from _meta is refused", "C26-HTTP §Server Validation", Skip, "stdio has no headers")
+		r.add("B21b", "an MCP-Protocol-Version header that differs from _meta is refused", Skip, "stdio has no headers")
 	}
 
 	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
 	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
-	for _, p := range []struct{ id, method, title, sec string }{
-		{"B21c", "ping", "ping, removed in 2026-07-28, is answered 404 and -32601", "C26-CHLOG (ping removed); C26-HTTP §Server Validation"},
-		{"B31", "tasks/result", "tasks/result, removed in 2026-07-28, is answered 404 and -32601", "SEP-2663 §Backward Compatibility; C26-HTTP"},
-		{"B31b", "tasks/list", "tasks/list, removed in 2026-07-28, is answered 404 and -32601", "EXT §Supported Methods; SEP-2663 §Backward Compatibility; C26-HTTP"},
+	for _, p := range []struct{ id, method, title string }{
+		{"B21c", "ping", "ping, removed in 2026-07-28, is answered 404 and -32601"},
+		{"B31", "tasks/result", "tasks/result, removed in 2026-07-28, is answered 404 and -32601"},
+		{"B31b", "tasks/list", "tasks/list, removed in 2026-07-28, is answered 404 and -32601"},
 	} {
 		params := map[string]any{}
 		if p.method == "tasks/result" {
 			params["taskId"] = unknownID
 		}
 		m, err := r.send(ctx, p.method, params, req{})
-		r.verdict(p.id, p.title, p.sec, r.wantError(m, err, rpc.CodeMethodNotFound, http.StatusNotFound), false)
+		r.verdict(p.id, p.title, r.wantError(m, err, rpc.CodeMethodNotFound, http.StatusNotFound))
 	}
 }
 
@@ -263,10 +264,10 @@ func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolEr
 	}
 	problem := strings.Join(bad, "; ")
 	if problem == "" && len(notJudged) > 0 {
-		r.add("B17e", title, "", Pass, "not judged: "+strings.Join(notJudged, "; "))
+		r.add("B17e", title, Pass, "not judged: "+strings.Join(notJudged, "; "))
 		return
 	}
-	r.verdict("B17e", title, "", problem, false)
+	r.verdict("B17e", title, problem)
 }
 
 // listPages fetches every page of a list method (at most 20, following nextCursor).
@@ -308,13 +309,13 @@ func describeErr(err error) string {
 // the extension. They use a real task id where the catalogue made one.
 func (r *runner) taskProbes(ctx context.Context) {
 	if !r.extension {
-		for _, p := range [][3]string{
-			{"B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020", "C26-HTTP §Server Validation; EXT §Streamable HTTP: Routing Headers"},
-			{"B29", "an unknown taskId on tasks/get is -32602", "EXT §Protocol Errors"},
-			{"B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)", "EXT §Task Cancellation"},
-			{"B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021", "EXT §Protocol Errors"},
+		for _, p := range [][2]string{
+			{"B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020"},
+			{"B29", "an unknown taskId on tasks/get is -32602"},
+			{"B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)"},
+			{"B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021"},
 		} {
-			r.add(p[0], p[1], p[2], Skip, r.noTasks())
+			r.add(p[0], p[1], Skip, r.noTasks())
 		}
 		return
 	}
@@ -327,15 +328,16 @@ func (r *runner) taskProbes(ctx context.Context) {
 	}
 	if r.o.HTTP {
 		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
-		r.verdict("B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020", "C26-HTTP §Server Validation; EXT §Streamable HTTP: Routing Headers",
-			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest), false)
+		r.verdict("B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020",
+			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
+
 	} else {
-		r.add("B21", "a mismatched Mcp-Name on tasks/get is refused", "C26-HTTP §Server Validation", Skip, "stdio has no headers")
+		r.add("B21", "a mismatched Mcp-Name on tasks/get is refused", Skip, "stdio has no headers")
 	}
 	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": unknownID}, req{})
-	r.verdict("B29", "an unknown taskId on tasks/get is -32602", "EXT §Protocol Errors", r.wantError(m, err, rpc.CodeInvalidParams, 0), false)
+	r.verdict("B29", "an unknown taskId on tasks/get is -32602", r.wantError(m, err, rpc.CodeInvalidParams, 0))
 	m, err = r.send(ctx, "tasks/cancel", map[string]any{"taskId": unknownID}, req{})
-	r.verdict("B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)", "EXT §Task Cancellation", r.wantError(m, err, rpc.CodeInvalidParams, 0), true)
+	r.verdict("B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)", r.wantError(m, err, rpc.CodeInvalidParams, 0))
 
 	// B30: EXT §Protocol Errors: tasks/* from a client that did not declare the extension.
 	var bad []string
@@ -352,7 +354,7 @@ func (r *runner) taskProbes(ctx context.Context) {
 			bad = append(bad, method+": "+p)
 		}
 	}
-	r.verdict("B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", "EXT §Protocol Errors; C26-BASIC (MissingRequiredClientCapability)", strings.Join(bad, "; "), false)
+	r.verdict("B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", strings.Join(bad, "; "))
 }
 
 // noTasks says why there is no task to judge a task rule on.
@@ -423,20 +425,29 @@ func names(cs []*call) []string {
 	return dedupe(out)
 }
 
-// judgeTasks judges each task with fn (a problem or ""): it fails on the first problem, and
-// skips with why when there is no task.
-func (r *runner) judgeTasks(id, title, section string, should bool, cs []*call, why string, fn func(c *call) string) {
+// judgeTasks judges each task with fn (a problem or ""): it fails (or warns, for a SHOULD) on
+// the first problem, and skips with why when there is no task.
+func (r *runner) judgeTasks(id, title string, cs []*call, why string, fn func(c *call) string) {
+	level := Must
+	if rule, ok := ruleOf(id); ok {
+		level = rule.Level
+	}
+	r.judgeTasksAt(level, id, title, cs, why, fn)
+}
+
+// judgeTasksAt is judgeTasks at a level other than the rule's.
+func (r *runner) judgeTasksAt(level Level, id, title string, cs []*call, why string, fn func(c *call) string) {
 	if len(cs) == 0 {
-		r.add(id, title, section, Skip, why)
+		r.add(id, title, Skip, why)
 		return
 	}
 	for _, c := range cs {
 		if p := fn(c); p != "" {
-			r.verdict(id, title, section, c.tool.name+": "+p, should, c.tool.name)
+			r.verdictAt(level, id, title, c.tool.name+": "+p, c.tool.name)
 			return
 		}
 	}
-	r.verdict(id, title, section, "", should, names(cs)...)
+	r.verdictAt(level, id, title, "", names(cs)...)
 }
 
 func (r *runner) judgeModern(ctx context.Context) {
@@ -449,12 +460,14 @@ func (r *runner) judgeModern(ctx context.Context) {
 		}
 	}
 	// B24: EXT-SCHEMA CreateTaskResult.
-	r.judgeTasks("B24", "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys", "EXT §Task Creation; EXT-SCHEMA CreateTaskResult", false, created, none,
+	r.judgeTasks("B24", "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys", created, none,
 		func(c *call) string { return createShape(c.task.create) })
-	r.judgeTasks("B36", "task ids look unguessable", "EXT §Security Considerations", false, tasks, none,
+
+	r.judgeTasks("B36", "task ids look unguessable", tasks, none,
 		func(c *call) string { return entropy(c.task.id) })
+
 	// B25: EXT §Task Creation: task creation is strongly consistent.
-	r.judgeTasks("B25", "tasks/get right after creation succeeds", "EXT §Task Creation", false, tasks, none, func(c *call) string {
+	r.judgeTasks("B25", "tasks/get right after creation succeeds", tasks, none, func(c *call) string {
 		if len(c.task.polls) == 0 {
 			return ""
 		}
@@ -467,8 +480,9 @@ func (r *runner) judgeModern(ctx context.Context) {
 		}
 		return ""
 	})
+
 	// B26: EXT §Task Polling → Response.
-	r.judgeTasks("B26", "tasks/get carries the variant's field: inputRequests, result or error", "EXT §Task Polling; §Task Execution Errors", false, tasks, none, func(c *call) string {
+	r.judgeTasks("B26", "tasks/get carries the variant's field: inputRequests, result or error", tasks, none, func(c *call) string {
 		for _, p := range c.task.polls {
 			if p.msg != nil && p.msg.Result != nil {
 				if pb := getVariant(p.msg.Result); pb != "" {
@@ -478,9 +492,10 @@ func (r *runner) judgeModern(ctx context.Context) {
 		}
 		return ""
 	})
-	r.judgeTransitions("B33", "status transitions follow the graph; a terminal status never changes", "EXT §Task Status", tasks, none)
-	r.judgeStable("B33b", "a finished task polled again keeps its status and its result", "EXT §Task Status; §Task Polling", tasks, none)
-	r.judgeExpiry("B38", "a task stays retrievable until its ttlMs has passed (may discard after)", "EXT §Tasks (ttlMs)", tasks, none)
+
+	r.judgeTransitions("B33", "status transitions follow the graph; a terminal status never changes", tasks, none)
+	r.judgeStable("B33b", "a finished task polled again keeps its status and its result", tasks, none)
+	r.judgeExpiry("B38", "a task stays retrievable until its ttlMs has passed (may discard after)", tasks, none)
 	r.judgeIsErrorModern(tasks, none)
 	r.judgeInputModern(tasks, none)
 	r.judgeNoExt(none)
@@ -545,13 +560,14 @@ func getVariant(raw json.RawMessage) string {
 }
 
 // judgeTransitions checks every task's statuses against the state machine.
-func (r *runner) judgeTransitions(id, title, section string, tasks []*call, none string) {
-	r.judgeTasks(id, title, section, false, tasks, none, func(c *call) string {
+func (r *runner) judgeTransitions(id, title string, tasks []*call, none string) {
+	r.judgeTasks(id, title, tasks, none, func(c *call) string {
 		c.task.mu.Lock()
 		seq := append(append([]string(nil), c.task.statuses...), c.task.afterCancel...)
 		c.task.mu.Unlock()
 		return transitions(seq)
 	})
+
 }
 
 // transitions checks a sequence of observed statuses against the state machine, and that a
@@ -577,7 +593,7 @@ func transitions(seq []string) string {
 }
 
 // judgeStable checks that the polls of a finished task agree with each other.
-func (r *runner) judgeStable(id, title, section string, tasks []*call, none string) {
+func (r *runner) judgeStable(id, title string, tasks []*call, none string) {
 	var finished []*call
 	for _, c := range tasks {
 		n := 0
@@ -593,7 +609,7 @@ func (r *runner) judgeStable(id, title, section string, tasks []*call, none stri
 	if len(finished) == 0 && len(tasks) > 0 {
 		none = "no finished task could be polled twice"
 	}
-	r.judgeTasks(id, title, section, false, finished, none, func(c *call) string {
+	r.judgeTasks(id, title, finished, none, func(c *call) string {
 		var first *poll
 		for i := range c.task.polls {
 			p := &c.task.polls[i]
@@ -605,7 +621,7 @@ func (r *runner) judgeStable(id, title, section string, tasks []*call, none stri
 				continue
 			}
 			if p.status != first.status {
-				return "" // a changed status is B33's finding
+				return ""
 			}
 			for _, k := range []string{"result", "error"} {
 				a, b := obj(first.msg.Result)[k], obj(p.msg.Result)[k]
@@ -616,19 +632,20 @@ func (r *runner) judgeStable(id, title, section string, tasks []*call, none stri
 		}
 		return ""
 	})
+
 }
 
 // judgeExpiry warns when a task became unknown before its TTL had passed. The spec says a
 // server "may discard" a task after its TTL; before that, discarding it is not forbidden in so
 // many words, so it is a warning (PROTOCOL.md §6 rule 38; the conformance suite fails it).
-func (r *runner) judgeExpiry(id, title, section string, tasks []*call, none string) {
+func (r *runner) judgeExpiry(id, title string, tasks []*call, none string) {
 	var polled []*call
 	for _, c := range tasks {
 		if c.task.vanished != nil || len(c.task.polls) >= 2 {
 			polled = append(polled, c)
 		}
 	}
-	r.judgeTasks(id, title, section, true, polled, none, func(c *call) string {
+	r.judgeTasks(id, title, polled, none, func(c *call) string {
 		t := c.task
 		if t.vanished == nil {
 			return ""
@@ -642,13 +659,14 @@ func (r *runner) judgeExpiry(id, title, section string, tasks []*call, none stri
 		}
 		return ""
 	})
+
 }
 
 // judgeIsErrorModern: EXT §Task Execution Errors: a tool result with isError ends completed
 // with that result; failed is only for JSON-RPC errors. A tool error is recognised in the
 // task's own result, or in the result the same call gave without a task.
 func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
-	const id, title, sec = "B27", "a tool result with isError ends completed with that result, not failed", "EXT §Task Execution Errors"
+	const id, title = "B27", "a tool result with isError ends completed with that result, not failed"
 	var ev []*call
 	for _, c := range tasks {
 		if c.shows(true) != nil && contains(c.shows(true), "tool-error") {
@@ -662,7 +680,7 @@ func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
 	if len(ev) == 0 && len(tasks) > 0 {
 		none = "no tool produced a tool error (a result with isError)"
 	}
-	r.judgeTasks(id, title, sec, false, ev, none, func(c *call) string {
+	r.judgeTasks(id, title, ev, none, func(c *call) string {
 		switch st := c.task.terminal(); st {
 		case "completed":
 			if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
@@ -678,6 +696,7 @@ func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
 			return fmt.Sprintf("a tool error (the same call without a task returns isError: true) ended %s%s, want completed with the CallToolResult in result", st, seen)
 		}
 	})
+
 }
 
 // judgeInputModern: tasks/update acks (B28d) and inputRequests keys (B32).
@@ -691,7 +710,7 @@ func (r *runner) judgeInputModern(tasks []*call, none string) {
 	if len(asked) == 0 && len(tasks) > 0 {
 		none = "no tool's task asked for input (input_required)"
 	}
-	r.judgeTasks("B28d", "tasks/update returns an empty ack with resultType complete", "EXT §Task Update Requests", false, asked, none, func(c *call) string {
+	r.judgeTasks("B28d", "tasks/update returns an empty ack with resultType complete", asked, none, func(c *call) string {
 		for i, m := range c.task.updates {
 			if err := c.task.updateErr[i]; err != nil || m.Error != nil {
 				return "tasks/update got " + describe(m, err)
@@ -702,7 +721,8 @@ func (r *runner) judgeInputModern(tasks []*call, none string) {
 		}
 		return ""
 	})
-	r.judgeTasks("B32", "inputRequests keys keep their request, and ask only for what the client declared", "EXT §Task Update Requests; C26-MRTR §Server Requirements", false, asked, none, func(c *call) string {
+
+	r.judgeTasks("B32", "inputRequests keys keep their request, and ask only for what the client declared", asked, none, func(c *call) string {
 		if c.task.keyReuse != "" {
 			return c.task.keyReuse
 		}
@@ -717,6 +737,7 @@ func (r *runner) judgeInputModern(tasks []*call, none string) {
 		}
 		return ""
 	})
+
 }
 
 // ack checks an empty acknowledgement: resultType complete and none of a task's fields.
@@ -747,12 +768,13 @@ func (r *runner) judgeNoExt(none string) {
 			plain = append(plain, t.plainCall)
 		}
 	}
-	r.judgeTasks("B22", "tools/call without the extension declared never returns a task", "EXT §Capability Negotiation", false, plain, none, func(c *call) string {
+	r.judgeTasks("B22", "tools/call without the extension declared never returns a task", plain, none, func(c *call) string {
 		if c.task != nil {
 			return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
 		}
 		return ""
 	})
+
 	var refused []*call
 	for _, c := range plain {
 		if c.rpcErr == nil {
@@ -775,7 +797,7 @@ func (r *runner) judgeNoExt(none string) {
 	if len(refused) == 0 && len(plain) > 0 {
 		none = "every task tool also ran without the extension declared, so no refusal could be seen"
 	}
-	r.judgeTasks("B22b", "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)", "EXT §Capability Negotiation; C26-BASIC (MissingRequiredClientCapability)", false, refused, none, func(c *call) string {
+	r.judgeTasks("B22b", "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)", refused, none, func(c *call) string {
 		m := &rpc.Message{Error: c.rpcErr}
 		if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
 			return p
@@ -791,6 +813,7 @@ func (r *runner) judgeNoExt(none string) {
 		}
 		return ""
 	})
+
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -908,31 +931,32 @@ func (r *runner) judgeCancelModern(ctx context.Context, none string) {
 	if len(cs) == 0 && len(r.taskCalls()) > 0 {
 		none = "no tool's task was still working when it could be cancelled"
 	}
-	r.judgeTasks("B28", "tasks/cancel returns an empty ack with resultType complete", "EXT §Task Cancellation", false, cs, none, func(c *call) string {
+	r.judgeTasks("B28", "tasks/cancel returns an empty ack with resultType complete", cs, none, func(c *call) string {
 		if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
 			return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
 		}
 		return ack(c.task.cancelMsg.Result)
 	})
+
 	// B28c: EXT has no rule for cancelling a finished task: an ack or an error are both
 	// allowed; other clients expect the ack, so an error is a warning.
-	const id, title, sec = "B28c", "tasks/cancel of a finished task is acknowledged (an error is allowed)", "EXT §Task Cancellation"
+	const id, title = "B28c", "tasks/cancel of a finished task is acknowledged (an error is allowed)"
 	f := r.finished()
 	if f == nil {
-		r.add(id, title, sec, Skip, firstNonEmpty(none, "no task finished"))
+		r.add(id, title, Skip, firstNonEmpty(none, "no task finished"))
 		return
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
-		r.add(id, title, sec, Skip, err.Error())
+		r.add(id, title, Skip, err.Error())
 	case err != nil:
-		r.verdict(id, title, sec, err.Error(), false, f.tool.name)
+		r.verdict(id, title, err.Error(), f.tool.name)
 	case m.Error != nil:
-		r.add(id, title, sec, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
+		r.add(id, title, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
 	default:
-		r.verdict(id, title, sec, ack(m.Result), false, f.tool.name)
+		r.verdict(id, title, ack(m.Result), f.tool.name)
 	}
 }
 
@@ -959,7 +983,7 @@ func firstNonEmpty(s ...string) string {
 // the stream: the acknowledgement comes first and lists the task, and notifications/tasks
 // carry full DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
 func (r *runner) listenRule(ctx context.Context) {
-	const id, title, section = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end", "EXT §Task Status Notifications; C26-SUBS"
+	const id, title = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end"
 	var pick *call
 	for _, c := range r.taskCalls() {
 		if c.task.terminal() == "completed" && !c.task.asked && (pick == nil || c.dur < pick.dur) {
@@ -967,16 +991,16 @@ func (r *runner) listenRule(ctx context.Context) {
 		}
 	}
 	if pick == nil {
-		r.add(id, title, section, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
+		r.add(id, title, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
 		return
 	}
 	if !r.budgetLeft(ctx) {
-		r.add(id, title, section, Skip, errBudget.Error())
+		r.add(id, title, Skip, errBudget.Error())
 		return
 	}
 	nc := r.callTool(ctx, pick.tool, pick.args, false)
 	if nc.task == nil {
-		r.add(id, title, section, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
+		r.add(id, title, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, r.longAfter(nc.task.poll)+2*pick.dur)
@@ -1010,7 +1034,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	})
 	var rerr *rpc.Error
 	if errors.As(err, &rerr) && rerr.Code == rpc.CodeMethodNotFound {
-		r.add(id, title, section, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
+		r.add(id, title, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
 		return
 	}
 	mu.Lock()
@@ -1018,7 +1042,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	switch {
 	case problem != "":
 	case ctx.Err() != nil && !done:
-		r.add(id, title, section, Skip, errBudget.Error())
+		r.add(id, title, Skip, errBudget.Error())
 		return
 	case !acked:
 		problem = fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
@@ -1027,7 +1051,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	case !done:
 		problem = "the stream never pushed the task's terminal status"
 	}
-	r.verdict(id, title, section, problem, false, pick.tool.name)
+	r.verdict(id, title, problem, pick.tool.name)
 }
 
 func errOrNothing(err error) string {
@@ -1057,21 +1081,21 @@ func (r *runner) legacyProbes(ctx context.Context) {
 	for _, p := range []struct{ id, method string }{{"A7", "tasks/get"}, {"A7b", "tasks/result"}, {"A7c", "tasks/cancel"}} {
 		title := "an unknown taskId on " + p.method + " is -32602"
 		if !r.legacyCaps.tasks {
-			r.add(p.id, title, "C25-TASKS §Error Handling", Skip, r.noTasks())
+			r.add(p.id, title, Skip, r.noTasks())
 			continue
 		}
 		if p.method == "tasks/cancel" && !r.legacyCaps.cancel {
 			// Undeclared, tasks/cancel may rightly be -32601: nothing to judge.
-			r.add(p.id, title, "C25-TASKS §Error Handling", Skip, "tasks.cancel is not declared")
+			r.add(p.id, title, Skip, "tasks.cancel is not declared")
 			continue
 		}
 		m, err := r.send(ctx, p.method, map[string]any{"taskId": unknownID}, req{})
-		r.verdict(p.id, title, "C25-TASKS §Error Handling", r.wantError(m, err, rpc.CodeInvalidParams, 0), false)
+		r.verdict(p.id, title, r.wantError(m, err, rpc.CodeInvalidParams, 0))
 	}
 	r.cursorProbe(ctx)
 	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
 	if !r.o.HTTP {
-		r.add("A16", a16, "C25-TRANS §Protocol Version Header", Skip, "stdio has no headers")
+		r.add("A16", a16, Skip, "stdio has no headers")
 		return
 	}
 	m, err := r.send(ctx, "tools/list", nil, req{hdrVersion: "1999-01-01"})
@@ -1085,16 +1109,16 @@ func (r *runner) legacyProbes(ctx context.Context) {
 	case err == nil:
 		status = 200
 	}
-	r.verdict("A16", a16, "C25-TRANS §Protocol Version Header", ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)), false)
+	r.verdict("A16", a16, ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)))
 }
 
 // negotiationProbes: C25-TASKS §Tool-Level Negotiation: a required tool called without task
 // is -32601 (A3); a tool without task support called with task SHOULD be -32601 (A3b).
 func (r *runner) negotiationProbes(ctx context.Context) {
-	const a3, a3b, sec = "a tool with taskSupport required, called without task, is refused with -32601", "a tool without task support, called with task, is refused with -32601 (SHOULD)", "C25-TASKS §Tool-Level Negotiation"
+	const a3, a3b = "a tool with taskSupport required, called without task, is refused with -32601", "a tool without task support, called with task, is refused with -32601 (SHOULD)"
 	if !r.legacyCaps.call {
-		r.add("A3", a3, sec, Skip, r.noTasks())
-		r.add("A3b", a3b, sec, Skip, r.noTasks())
+		r.add("A3", a3, Skip, r.noTasks())
+		r.add("A3b", a3b, Skip, r.noTasks())
 		return
 	}
 	var required, forbidden *toolInfo
@@ -1115,25 +1139,26 @@ func (r *runner) negotiationProbes(ctx context.Context) {
 		}
 	}
 	if required == nil {
-		r.add("A3", a3, sec, Skip, "no tool the checker may call has taskSupport required")
+		r.add("A3", a3, Skip, "no tool the checker may call has taskSupport required")
 	} else {
 		m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
 		p := r.wantError(m, err, rpc.CodeMethodNotFound, 0)
 		if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
 			p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
 		}
-		r.verdict("A3", a3, sec, p, false, required.name)
+		r.verdict("A3", a3, p, required.name)
 	}
 	if forbidden == nil {
-		r.add("A3b", a3b, sec, Skip, "no tool the checker may call lacks task support and answers quickly")
+		r.add("A3b", a3b, Skip, "no tool the checker may call lacks task support and answers quickly")
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
 		m, err := r.send(pctx, "tools/call", map[string]any{"name": forbidden.name, "arguments": forbidden.args, "task": map[string]any{}}, req{})
 		cancel()
 		if m != nil && m.Result != nil && obj(m.Result)["task"] != nil {
-			r.verdict("A3b", a3b, sec, forbidden.name+": a task-augmented call to a tool without task support made a task", false, forbidden.name)
+			// Making a task breaks the client-side MUST NOT the server should have refused.
+			r.verdictAt(Must, "A3b", a3b, forbidden.name+": a task-augmented call to a tool without task support made a task", forbidden.name)
 		} else {
-			r.verdict("A3b", a3b, sec, ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), true, forbidden.name)
+			r.verdict("A3b", a3b, ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name)
 		}
 	}
 }
@@ -1149,7 +1174,7 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 			augmented = append(augmented, c)
 		}
 	}
-	r.judgeTasks("A2", "a task-augmented call returns a CreateTaskResult {task:{…}}", "C25-TASKS §Result Retrieval, §Creating Tasks", false, augmented, none, func(c *call) string {
+	r.judgeTasks("A2", "a task-augmented call returns a CreateTaskResult {task:{…}}", augmented, none, func(c *call) string {
 		switch {
 		case c.task != nil:
 			return ""
@@ -1160,13 +1185,15 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 		}
 		return ""
 	})
-	r.judgeTasks("A4", "the first status of a task is working", "C25-TASKS §Task Status Lifecycle", false, tasks, none, func(c *call) string {
+
+	r.judgeTasks("A4", "the first status of a task is working", tasks, none, func(c *call) string {
 		if len(c.task.statuses) > 0 && c.task.statuses[0] != "working" {
 			return "the CreateTaskResult says " + c.task.statuses[0]
 		}
 		return ""
 	})
-	r.judgeTasks("A5", "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", "C25-TASKS §TTL and Resource Management; C25-SCHEMA Task", false, tasks, none, func(c *call) string {
+
+	r.judgeTasks("A5", "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", tasks, none, func(c *call) string {
 		if p := legacyFields(c.task.inner); p != "" {
 			return "CreateTaskResult: " + p
 		}
@@ -1179,10 +1206,11 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 		}
 		return ""
 	})
+
 	r.judgeIDs(tasks, none)
-	r.judgeTransitions("A6", "status transitions follow the graph; a terminal status never changes", "C25-TASKS §Task Status Lifecycle", tasks, none)
-	r.judgeExpiry("A38", "a task stays retrievable until its ttl has passed (may delete after)", "C25-TASKS §TTL and Resource Management", tasks, none)
-	r.judgeTasks("A12", "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", "C25-TASKS §Associating Task-Related Messages", true, tasks, none, func(c *call) string {
+	r.judgeTransitions("A6", "status transitions follow the graph; a terminal status never changes", tasks, none)
+	r.judgeExpiry("A38", "a task stays retrievable until its ttl has passed (may delete after)", tasks, none)
+	r.judgeTasks("A12", "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", tasks, none, func(c *call) string {
 		for _, p := range c.task.polls {
 			if p.msg != nil && p.msg.Result != nil {
 				if _, has := obj(obj(p.msg.Result)["_meta"])[rpc.MetaRelatedTask]; has {
@@ -1192,6 +1220,7 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 		}
 		return r.relatedNote(c.task.id)
 	})
+
 	r.judgePayloads(tasks, none)
 	r.judgeNotes(tasks, none)
 	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
@@ -1203,9 +1232,9 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 	}
 	if len(paid) == 0 && len(tasks) > 0 {
 		none9 := "no task's tasks/result returned a result"
-		r.add("A9", "tasks/result returns the result with related-task meta", "C25-TASKS §Related Task Metadata", Skip, none9)
+		r.add("A9", "tasks/result returns the result with related-task meta", Skip, none9)
 	} else {
-		r.judgeTasks("A9", "tasks/result returns the result with related-task meta", "C25-TASKS §Related Task Metadata", false, paid, none, func(c *call) string {
+		r.judgeTasks("A9", "tasks/result returns the result with related-task meta", paid, none, func(c *call) string {
 			var rel struct {
 				TaskID string `json:"taskId"`
 			}
@@ -1215,6 +1244,7 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 			}
 			return ""
 		})
+
 	}
 	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
 	var toolErr []*call
@@ -1226,12 +1256,13 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 	if len(toolErr) == 0 && len(tasks) > 0 {
 		none = "no tool produced a tool error (a result with isError)"
 	}
-	r.judgeTasks("A10", "a tool result with isError makes the task failed", "C25-TASKS §Task Execution Errors", false, toolErr, none, func(c *call) string {
+	r.judgeTasks("A10", "a tool result with isError makes the task failed", toolErr, none, func(c *call) string {
 		if st := c.task.terminal(); st != "failed" {
 			return "tasks/result returned isError: true, but the task ended " + st
 		}
 		return ""
 	})
+
 	none = r.noTasks()
 	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
 	var asked []*call
@@ -1240,7 +1271,7 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 			asked = append(asked, c)
 		}
 	}
-	const a11, a11sec = "requests sent for a task in input_required carry related-task meta", "C25-TASKS §Input Required Status, §Associating Task-Related Messages"
+	const a11 = "requests sent for a task in input_required carry related-task meta"
 	var forTask []serverRequest
 	for _, sr := range r.requests {
 		if sr.forTask {
@@ -1255,11 +1286,11 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 				bad = append(bad, sr.method+" for task "+sr.taskID+" carried no _meta related-task")
 			}
 		}
-		r.verdict("A11", a11, a11sec, joinMax(bad, 2), false, names(asked)...)
+		r.verdict("A11", a11, joinMax(bad, 2), names(asked)...)
 	case len(asked) > 0:
-		r.add("A11", a11, a11sec, Skip, "tasks went input_required, but the server sent no request for them")
+		r.add("A11", a11, Skip, "tasks went input_required, but the server sent no request for them")
 	default:
-		r.add("A11", a11, a11sec, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
+		r.add("A11", a11, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
 	}
 	r.metaProbe(ctx, tasks, none)
 	r.judgeCancelLegacy(ctx, none)
@@ -1267,7 +1298,6 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 }
 
 func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
-	const sec = "C25-TASKS §Task Cancellation"
 	if r.legacyCaps.tasks && !r.legacyCaps.cancel {
 		none = "tasks.cancel is not declared"
 	}
@@ -1275,14 +1305,14 @@ func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
 	if len(cs) == 0 && len(r.taskCalls()) > 0 && none == r.noTasks() {
 		none = "no tool's task was still working when it could be cancelled"
 	}
-	r.judgeTasks("A8", "tasks/cancel answers the task as cancelled, and it stays cancelled", sec, false, cs, none, func(c *call) string {
+	r.judgeTasks("A8", "tasks/cancel answers the task as cancelled, and it stays cancelled", cs, none, func(c *call) string {
 		t := c.task
 		switch {
 		case t.cancelErr != nil:
 			return "tasks/cancel of a working task: " + t.cancelErr.Error()
 		case t.cancelMsg.Error != nil:
 			if t.cancelMsg.Error.Code == rpc.CodeInvalidParams && len(t.afterCancel) == 0 {
-				return "" // it finished before the cancel arrived: nothing to judge
+				return ""
 			}
 			return "tasks/cancel of a working task got " + describe(t.cancelMsg, nil)
 		case str(obj(t.cancelMsg.Result)["status"]) != "cancelled":
@@ -1295,30 +1325,31 @@ func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
 		}
 		return ""
 	})
+
 	const a8b = "tasks/cancel of a finished task is refused with -32602"
 	if !r.legacyCaps.cancel {
-		r.add("A8b", a8b, sec, Skip, firstNonEmpty(none, r.noTasks()))
+		r.add("A8b", a8b, Skip, firstNonEmpty(none, r.noTasks()))
 		return
 	}
 	f := r.finished()
 	if f == nil {
-		r.add("A8b", a8b, sec, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
+		r.add("A8b", a8b, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
 		return
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
-	r.verdict("A8b", a8b, sec, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), false, f.tool.name)
+	r.verdict("A8b", a8b, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name)
 }
 
 // judgeList: C25-TASKS §Task Listing: every task tasks/get can retrieve appears in tasks/list.
 func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
-	const id, title, sec = "A13", "tasks/list shows every task tasks/get can retrieve", "C25-TASKS §Task Listing"
+	const id, title = "A13", "tasks/list shows every task tasks/get can retrieve"
 	if r.legacyCaps.tasks && !r.legacyCaps.list {
-		r.add(id, title, sec, Skip, "tasks.list is not declared")
+		r.add(id, title, Skip, "tasks.list is not declared")
 		return
 	}
 	if len(tasks) == 0 {
-		r.add(id, title, sec, Skip, none)
+		r.add(id, title, Skip, none)
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -1332,7 +1363,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 		}
 		m, err := r.send(lctx, "tasks/list", params, req{})
 		if err != nil || m.Error != nil {
-			r.verdict(id, title, sec, "tasks/list got "+describe(m, err), false)
+			r.verdict(id, title, "tasks/list got "+describe(m, err))
 			return
 		}
 		var lr struct {
@@ -1365,7 +1396,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 			missing = append(missing, fmt.Sprintf("%s (task %s, %s)", c.tool.name, c.task.id, str(obj(g.Result)["status"])))
 		}
 	}
-	r.verdict(id, title, sec, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), false, names(judged)...)
+	r.verdict(id, title, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), names(judged)...)
 }
 
 func legacyFields(inner json.RawMessage) string {
@@ -1399,9 +1430,9 @@ func (r *runner) judgeSchema() {
 	rtN, rtBad := r.resultTypeN, r.resultTypeBad
 	r.mu.Unlock()
 	sort.Strings(kinds)
-	prefix, sec := "A0:", "C25-SCHEMA (schema/2025-11-25/schema.json)"
+	prefix := "A0:"
 	if r.modern {
-		prefix, sec = "B0:", "C26-SCHEMA; EXT-SCHEMA (the official schema.json files)"
+		prefix = "B0:"
 	}
 	for _, k := range kinds {
 		title := fmt.Sprintf("%s results match the official schema (%d seen)", k, n[k])
@@ -1411,11 +1442,12 @@ func (r *runner) judgeSchema() {
 		case "other":
 			title = fmt.Sprintf("other results match the schema's Result (%d seen)", n[k])
 		}
-		r.verdict(prefix+k, title, sec, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)), false)
+		r.verdict(prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
 	}
 	if r.modern && rtN > 0 {
-		r.verdict("B18", "every result carries resultType: complete, or task / input_required on tools/call only", "C26-BASIC §Result Responses; EXT §Polymorphic Results",
-			joinMax(dedupeSorted(rtBad), 3), false)
+		r.verdict("B18", "every result carries resultType: complete, or task / input_required on tools/call only",
+			joinMax(dedupeSorted(rtBad), 3))
+
 	}
 }
 
