@@ -74,8 +74,22 @@ type ToolReport struct {
 	Shows []string `json:"shows,omitempty"`
 	// Answers are the answers given to the tool's input requests.
 	Answers []string `json:"answers,omitempty"`
-	Why     string   `json:"why,omitempty"`
+	// Reason says why the tool was not called; Why says it in words.
+	Reason NotCalled `json:"-"`
+	Why    string    `json:"why,omitempty"`
 }
+
+// NotCalled says why the checker did not call a tool.
+type NotCalled int
+
+const (
+	NotCalledNone NotCalled = iota // it was called (or is still to be)
+	NotListed                      // --tool names a tool the server does not list
+	NoArguments                    // its arguments could not be built from its inputSchema
+	NoCall                         // --no-call
+	Destructive                    // its annotations say destructiveHint and --tool does not name it
+	BudgetCut                      // the time budget ran out first
+)
 
 // Options say what to exercise.
 type Options struct {

@@ -134,7 +134,7 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 	}
 	var pick *toolInfo
 	for _, t := range r.tools {
-		if t.why == "" && (t.support == "optional" || t.support == "required") {
+		if t.reason == NotCalledNone && (t.support == "optional" || t.support == "required") {
 			pick = t
 			break
 		}
@@ -142,7 +142,7 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 	if pick == nil {
 		var fastest time.Duration
 		for _, c := range r.calls {
-			if c.tool.why == "" && c.plain != nil && (pick == nil || c.dur < fastest) {
+			if c.tool.reason == NotCalledNone && c.plain != nil && (pick == nil || c.dur < fastest) {
 				pick, fastest = c.tool, c.dur
 			}
 		}

@@ -373,7 +373,7 @@ func (r *runner) noTasks() string {
 	}
 	var called, not []string
 	for _, t := range r.tools {
-		if t.why != "" {
+		if t.reason != NotCalledNone {
 			not = append(not, t.name+" ("+shortWhy(t.why)+")")
 		} else {
 			called = append(called, t.name)
@@ -1124,7 +1124,7 @@ func (r *runner) negotiationProbes(ctx context.Context) {
 	var required, forbidden *toolInfo
 	var fastest time.Duration
 	for _, t := range r.tools {
-		if t.why != "" {
+		if t.reason != NotCalledNone {
 			continue
 		}
 		if t.support == "required" && required == nil {
