@@ -1,7 +1,8 @@
 package check
 
-// This file holds the 2025-11-25 rules that judge more than one answer at a time: the shape
-// of the tasks capability and what a server that does not declare it does with a task
+// This file holds the 2025-11-25 rules: the flow of an era (rules.go holds what both eras
+// share), the probes and the judgement of the tasks; among them, those that judge more than
+// one answer at a time: the shape of the tasks capability and what a server that does not declare it does with a task
 // (A1, A1b), the status notifications wherever they arrive (A6b), what tasks/result returns
 // and when (A9b, A9c), and the tasks/list cursor (A13b). docs/check-2025-11-25.md maps every
 // MUST of C25-TASKS to the rule that judges it.
@@ -9,7 +10,9 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -416,4 +419,357 @@ func finalStatus(t *taskObs) string {
 		}
 	}
 	return t.terminal()
+}
+
+func (r *runner) runLegacy(ctx context.Context) {
+	r.capsRule(r.c.Capabilities())
+	r.openStandalone(ctx)
+	r.legacyProbes(ctx)
+	r.toolsPhase(ctx)
+	r.undeclaredProbe(ctx)
+	r.negotiationProbes(ctx)
+	if r.legacyCaps.call && r.legacyCaps.cancel {
+		r.cancelPhase(ctx)
+	}
+	r.judgeLegacy(ctx)
+}
+
+func (r *runner) legacyProbes(ctx context.Context) {
+	for _, p := range []struct{ id, method string }{{"A7", "tasks/get"}, {"A7b", "tasks/result"}, {"A7c", "tasks/cancel"}} {
+		title := "an unknown taskId on " + p.method + " is -32602"
+		if !r.legacyCaps.tasks {
+			r.add(p.id, title, Skip, r.noTasks())
+			continue
+		}
+		if p.method == "tasks/cancel" && !r.legacyCaps.cancel {
+			// Undeclared, tasks/cancel may rightly be -32601: nothing to judge.
+			r.add(p.id, title, Skip, "tasks.cancel is not declared")
+			continue
+		}
+		m, err := r.send(ctx, p.method, map[string]any{"taskId": unknownID}, req{})
+		r.verdict(p.id, title, r.wantError(m, err, rpc.CodeInvalidParams, 0))
+	}
+	r.cursorProbe(ctx)
+	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
+	if !r.o.HTTP {
+		r.add("A16", a16, Skip, "stdio has no headers")
+		return
+	}
+	m, err := r.send(ctx, "tools/list", nil, req{hdrVersion: "1999-01-01"})
+	status := 0
+	var he *rpc.HTTPError
+	switch {
+	case errors.As(err, &he):
+		status = he.Status
+	case err == nil && m.Error != nil:
+		status = m.Error.HTTPStatus
+	case err == nil:
+		status = 200
+	}
+	r.verdict("A16", a16, ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)))
+}
+
+// negotiationProbes: C25-TASKS §Tool-Level Negotiation: a required tool called without task
+// is -32601 (A3); a tool without task support called with task SHOULD be -32601 (A3b).
+func (r *runner) negotiationProbes(ctx context.Context) {
+	const a3, a3b = "a tool with taskSupport required, called without task, is refused with -32601", "a tool without task support, called with task, is refused with -32601 (SHOULD)"
+	if !r.legacyCaps.call {
+		r.add("A3", a3, Skip, r.noTasks())
+		r.add("A3b", a3b, Skip, r.noTasks())
+		return
+	}
+	var required, forbidden *toolInfo
+	var fastest time.Duration
+	for _, t := range r.tools {
+		if t.reason != NotCalledNone {
+			continue
+		}
+		if t.support == "required" && required == nil {
+			required = t
+		}
+		if t.support == "" || t.support == "forbidden" {
+			for _, c := range r.calls {
+				if c.tool == t && c.plain != nil && (forbidden == nil || c.dur < fastest) {
+					forbidden, fastest = t, c.dur
+				}
+			}
+		}
+	}
+	if required == nil {
+		r.add("A3", a3, Skip, "no tool the checker may call has taskSupport required")
+	} else {
+		m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
+		p := r.wantError(m, err, rpc.CodeMethodNotFound, 0)
+		if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
+			p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
+		}
+		r.verdict("A3", a3, p, required.name)
+	}
+	if forbidden == nil {
+		r.add("A3b", a3b, Skip, "no tool the checker may call lacks task support and answers quickly")
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
+		m, err := r.send(pctx, "tools/call", map[string]any{"name": forbidden.name, "arguments": forbidden.args, "task": map[string]any{}}, req{})
+		cancel()
+		if m != nil && m.Result != nil && obj(m.Result)["task"] != nil {
+			// Making a task breaks the client-side MUST NOT the server should have refused.
+			r.verdictAt(Must, "A3b", a3b, forbidden.name+": a task-augmented call to a tool without task support made a task", forbidden.name)
+		} else {
+			r.verdict("A3b", a3b, ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name)
+		}
+	}
+}
+
+func (r *runner) judgeLegacy(ctx context.Context) {
+	tasks := r.taskCalls()
+	none := r.noTasks()
+	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
+	// answer with a CreateTaskResult.
+	var augmented []*call
+	for _, c := range r.calls {
+		if r.legacyCaps.call && (c.tool.support == "optional" || c.tool.support == "required") && !errors.Is(c.err, errBudget) {
+			augmented = append(augmented, c)
+		}
+	}
+	r.judgeTasks("A2", "a task-augmented call returns a CreateTaskResult {task:{…}}", augmented, none, func(c *call) string {
+		switch {
+		case c.task != nil:
+			return ""
+		case c.plain != nil && obj(c.plain)["taskId"] != nil:
+			return "the task is not nested under task: " + quote(c.plain)
+		case c.plain != nil:
+			return "a task-augmented call was answered with a plain result: " + quote(c.plain)
+		}
+		return ""
+	})
+
+	r.judgeTasks("A4", "the first status of a task is working", tasks, none, func(c *call) string {
+		if len(c.task.statuses) > 0 && c.task.statuses[0] != "working" {
+			return "the CreateTaskResult says " + c.task.statuses[0]
+		}
+		return ""
+	})
+
+	r.judgeTasks("A5", "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", tasks, none, func(c *call) string {
+		if p := legacyFields(c.task.inner); p != "" {
+			return "CreateTaskResult: " + p
+		}
+		for _, p := range c.task.polls {
+			if p.msg != nil && p.msg.Result != nil {
+				if pb := legacyFields(p.msg.Result); pb != "" {
+					return "tasks/get: " + pb
+				}
+			}
+		}
+		return ""
+	})
+
+	r.judgeIDs(tasks, none)
+	r.judgeTransitions("A6", "status transitions follow the graph; a terminal status never changes", tasks, none)
+	r.judgeExpiry("A38", "a task stays retrievable until its ttl has passed (may delete after)", tasks, none)
+	r.judgeTasks("A12", "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", tasks, none, func(c *call) string {
+		for _, p := range c.task.polls {
+			if p.msg != nil && p.msg.Result != nil {
+				if _, has := obj(obj(p.msg.Result)["_meta"])[rpc.MetaRelatedTask]; has {
+					return "tasks/get carries _meta related-task: " + quote(p.msg.Result)
+				}
+			}
+		}
+		return r.relatedNote(c.task.id)
+	})
+
+	r.judgePayloads(tasks, none)
+	r.judgeNotes(tasks, none)
+	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
+	var paid []*call
+	for _, c := range tasks {
+		if c.task.payload != nil && c.task.payload.Result != nil {
+			paid = append(paid, c)
+		}
+	}
+	if len(paid) == 0 && len(tasks) > 0 {
+		none9 := "no task's tasks/result returned a result"
+		r.add("A9", "tasks/result returns the result with related-task meta", Skip, none9)
+	} else {
+		r.judgeTasks("A9", "tasks/result returns the result with related-task meta", paid, none, func(c *call) string {
+			var rel struct {
+				TaskID string `json:"taskId"`
+			}
+			_ = json.Unmarshal(obj(obj(c.task.payload.Result)["_meta"])[rpc.MetaRelatedTask], &rel)
+			if rel.TaskID != c.task.id {
+				return "the tasks/result result lacks _meta related-task {taskId: " + c.task.id + "}: " + quote(c.task.payload.Result)
+			}
+			return ""
+		})
+
+	}
+	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
+	var toolErr []*call
+	for _, c := range paid {
+		if isErrorResult(c.task.payload.Result) {
+			toolErr = append(toolErr, c)
+		}
+	}
+	if len(toolErr) == 0 && len(tasks) > 0 {
+		none = "no tool produced a tool error (a result with isError)"
+	}
+	r.judgeTasks("A10", "a tool result with isError makes the task failed", toolErr, none, func(c *call) string {
+		if st := c.task.terminal(); st != "failed" {
+			return "tasks/result returned isError: true, but the task ended " + st
+		}
+		return ""
+	})
+
+	none = r.noTasks()
+	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
+	var asked []*call
+	for _, c := range tasks {
+		if c.task.asked {
+			asked = append(asked, c)
+		}
+	}
+	const a11 = "requests sent for a task in input_required carry related-task meta"
+	var forTask []serverRequest
+	for _, sr := range r.requests {
+		if sr.forTask {
+			forTask = append(forTask, sr)
+		}
+	}
+	switch {
+	case len(forTask) > 0:
+		var bad []string
+		for _, sr := range forTask {
+			if !sr.related {
+				bad = append(bad, sr.method+" for task "+sr.taskID+" carried no _meta related-task")
+			}
+		}
+		r.verdict("A11", a11, joinMax(bad, 2), names(asked)...)
+	case len(asked) > 0:
+		r.add("A11", a11, Skip, "tasks went input_required, but the server sent no request for them")
+	default:
+		r.add("A11", a11, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
+	}
+	r.metaProbe(ctx, tasks, none)
+	r.judgeCancelLegacy(ctx, none)
+	r.judgeList(ctx, tasks, none)
+}
+
+func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
+	if r.legacyCaps.tasks && !r.legacyCaps.cancel {
+		none = "tasks.cancel is not declared"
+	}
+	cs := r.cancelled()
+	if len(cs) == 0 && len(r.taskCalls()) > 0 && none == r.noTasks() {
+		none = "no tool's task was still working when it could be cancelled"
+	}
+	r.judgeTasks("A8", "tasks/cancel answers the task as cancelled, and it stays cancelled", cs, none, func(c *call) string {
+		t := c.task
+		switch {
+		case t.cancelErr != nil:
+			return "tasks/cancel of a working task: " + t.cancelErr.Error()
+		case t.cancelMsg.Error != nil:
+			if t.cancelMsg.Error.Code == rpc.CodeInvalidParams && len(t.afterCancel) == 0 {
+				return ""
+			}
+			return "tasks/cancel of a working task got " + describe(t.cancelMsg, nil)
+		case str(obj(t.cancelMsg.Result)["status"]) != "cancelled":
+			return "tasks/cancel answered " + quote(t.cancelMsg.Result) + ", want the task with status cancelled"
+		}
+		for _, st := range t.afterCancel {
+			if st != "cancelled" {
+				return "after tasks/cancel answered cancelled, tasks/get says " + st
+			}
+		}
+		return ""
+	})
+
+	const a8b = "tasks/cancel of a finished task is refused with -32602"
+	if !r.legacyCaps.cancel {
+		r.add("A8b", a8b, Skip, firstNonEmpty(none, r.noTasks()))
+		return
+	}
+	f := r.finished()
+	if f == nil {
+		r.add("A8b", a8b, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
+		return
+	}
+	m, err := r.cancelFinished(ctx, f)
+	f.task.finishedCancel, f.task.finishedCancelErr = m, err
+	r.verdict("A8b", a8b, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name)
+}
+
+// judgeList: C25-TASKS §Task Listing: every task tasks/get can retrieve appears in tasks/list.
+func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
+	const id, title = "A13", "tasks/list shows every task tasks/get can retrieve"
+	if r.legacyCaps.tasks && !r.legacyCaps.list {
+		r.add(id, title, Skip, "tasks.list is not declared")
+		return
+	}
+	if len(tasks) == 0 {
+		r.add(id, title, Skip, none)
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	listed := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		m, err := r.send(lctx, "tasks/list", params, req{})
+		if err != nil || m.Error != nil {
+			r.verdict(id, title, "tasks/list got "+describe(m, err))
+			return
+		}
+		var lr struct {
+			Tasks []struct {
+				TaskID string `json:"taskId"`
+			} `json:"tasks"`
+			NextCursor string `json:"nextCursor"`
+		}
+		_ = json.Unmarshal(m.Result, &lr)
+		for _, t := range lr.Tasks {
+			listed[t.TaskID] = true
+		}
+		if lr.NextCursor == "" || lr.NextCursor == cursor {
+			break
+		}
+		cursor = lr.NextCursor
+	}
+	var missing []string
+	var judged []*call
+	for _, c := range tasks {
+		if c.task.vanished != nil {
+			continue
+		}
+		g, err := r.send(lctx, "tasks/get", map[string]any{"taskId": c.task.id}, req{})
+		if err != nil || g.Error != nil {
+			continue // no longer retrievable
+		}
+		judged = append(judged, c)
+		if !listed[c.task.id] {
+			missing = append(missing, fmt.Sprintf("%s (task %s, %s)", c.tool.name, c.task.id, str(obj(g.Result)["status"])))
+		}
+	}
+	r.verdict(id, title, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), names(judged)...)
+}
+
+func legacyFields(inner json.RawMessage) string {
+	m := obj(inner)
+	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttl"} {
+		if _, ok := m[k]; !ok {
+			return "no " + k + " in " + quote(inner)
+		}
+	}
+	if v := string(compact(m["ttl"])); v != "null" && !isInt(m["ttl"]) {
+		return "ttl is " + v + ", want an integer or null"
+	}
+	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
+		if _, err := time.Parse(time.RFC3339Nano, str(m[k])); err != nil {
+			return k + " is not ISO 8601: " + quote(m[k])
+		}
+	}
+	return ""
 }
