@@ -168,15 +168,55 @@ func (r *runner) judgeTasksAt(level Level, id, title string, cs []*call, why str
 	r.verdictAt(level, id, title, "", names(cs)...)
 }
 
-// judgeTransitions checks every task's statuses against the state machine.
-func (r *runner) judgeTransitions(id, title string, tasks []*call, none string) {
-	r.judgeTasks(id, title, tasks, none, func(c *call) string {
-		c.task.mu.Lock()
-		seq := append(append([]string(nil), c.task.statuses...), c.task.afterCancel...)
-		c.task.mu.Unlock()
-		return transitions(seq)
-	})
+// evidence is what an era's judgements start from: the calls that made a task the checker
+// could follow, and why there is none when there is none.
+type evidence struct {
+	tasks []*call
+	none  string
+}
 
+// or says why cs is empty: why when there are tasks but none shows what the rule needs, else
+// why there is no task at all.
+func (ev evidence) or(cs []*call, why string) ([]*call, string) {
+	if len(cs) == 0 && len(ev.tasks) > 0 {
+		return cs, why
+	}
+	return cs, ev.none
+}
+
+// judgement is one rule judged on the evidence of a run, as one value. A task rule has the
+// title of its result, selects the calls that show what it needs (every task when evidence is
+// nil) and judges one call (a problem, or ""); its level is the catalogue's. A rule that needs
+// more (a probe, several answers at once, a level of its own) runs as a whole instead.
+type judgement struct {
+	id, title string
+	evidence  func(r *runner, ev evidence) (cs []*call, why string)
+	judge     func(r *runner, c *call) string
+	run       func(ctx context.Context, r *runner, ev evidence)
+}
+
+// judgeAll judges every rule of an era's table, in order: the one loop of its judgements.
+func (r *runner) judgeAll(ctx context.Context, table []judgement) {
+	ev := evidence{tasks: r.taskCalls(), none: r.noTasks()}
+	for _, j := range table {
+		if j.run != nil {
+			j.run(ctx, r, ev)
+			continue
+		}
+		cs, why := ev.tasks, ev.none
+		if j.evidence != nil {
+			cs, why = j.evidence(r, ev)
+		}
+		r.judgeTasks(j.id, j.title, cs, why, func(c *call) string { return j.judge(r, c) })
+	}
+}
+
+// seenStatuses checks every task's statuses against the state machine (B33, A6).
+func seenStatuses(_ *runner, c *call) string {
+	c.task.mu.Lock()
+	seq := append(append([]string(nil), c.task.statuses...), c.task.afterCancel...)
+	c.task.mu.Unlock()
+	return transitions(seq)
 }
 
 // transitions checks a sequence of observed statuses against the state machine, and that a
@@ -201,10 +241,10 @@ func transitions(seq []string) string {
 	return ""
 }
 
-// judgeStable checks that the polls of a finished task agree with each other.
-func (r *runner) judgeStable(id, title string, tasks []*call, none string) {
+// polledFinished selects the finished tasks polled at least twice (B33b).
+func polledFinished(_ *runner, ev evidence) ([]*call, string) {
 	var finished []*call
-	for _, c := range tasks {
+	for _, c := range ev.tasks {
 		n := 0
 		for _, p := range c.task.polls {
 			if rpc.TaskStatus(p.status).Terminal() {
@@ -215,60 +255,62 @@ func (r *runner) judgeStable(id, title string, tasks []*call, none string) {
 			finished = append(finished, c)
 		}
 	}
-	if len(finished) == 0 && len(tasks) > 0 {
-		none = "no finished task could be polled twice"
-	}
-	r.judgeTasks(id, title, finished, none, func(c *call) string {
-		var first *poll
-		for i := range c.task.polls {
-			p := &c.task.polls[i]
-			if !rpc.TaskStatus(p.status).Terminal() {
-				continue
-			}
-			if first == nil {
-				first = p
-				continue
-			}
-			if p.status != first.status {
-				return ""
-			}
-			for _, k := range []string{"result", "error"} {
-				a, b := obj(first.msg.Result)[k], obj(p.msg.Result)[k]
-				if string(compact(a)) != string(compact(b)) {
-					return fmt.Sprintf("the %s of the %s task was %s, then %s", k, p.status, quote(a), quote(b))
-				}
-			}
-		}
-		return ""
-	})
-
+	return ev.or(finished, "no finished task could be polled twice")
 }
 
-// judgeExpiry warns when a task became unknown before its TTL had passed. The spec says a
-// server "may discard" a task after its TTL; before that, discarding it is not forbidden in so
-// many words, so it is a warning (PROTOCOL.md §6 rule 38; the conformance suite fails it).
-func (r *runner) judgeExpiry(id, title string, tasks []*call, none string) {
+// stable checks that the polls of a finished task agree with each other (B33b).
+func stable(_ *runner, c *call) string {
+	var first *poll
+	for i := range c.task.polls {
+		p := &c.task.polls[i]
+		if !rpc.TaskStatus(p.status).Terminal() {
+			continue
+		}
+		if first == nil {
+			first = p
+			continue
+		}
+		if p.status != first.status {
+			return ""
+		}
+		for _, k := range []string{"result", "error"} {
+			a, b := obj(first.msg.Result)[k], obj(p.msg.Result)[k]
+			if string(compact(a)) != string(compact(b)) {
+				return fmt.Sprintf("the %s of the %s task was %s, then %s", k, p.status, quote(a), quote(b))
+			}
+		}
+	}
+	return ""
+}
+
+// polledTwice selects the tasks polled at least twice, or found gone (B38, A38).
+func polledTwice(_ *runner, ev evidence) ([]*call, string) {
 	var polled []*call
-	for _, c := range tasks {
+	for _, c := range ev.tasks {
 		if c.task.vanished != nil || len(c.task.polls) >= 2 {
 			polled = append(polled, c)
 		}
 	}
-	r.judgeTasks(id, title, polled, none, func(c *call) string {
-		t := c.task
-		if t.vanished == nil {
-			return ""
-		}
-		if t.ttl == nil {
-			return fmt.Sprintf("task %s became unknown (%v) although its ttl is unlimited", t.id, t.vanished)
-		}
-		age := t.vanishedAt.Sub(t.got)
-		if age < *t.ttl {
-			return fmt.Sprintf("task %s became unknown (%v) %s after it was created, its ttl being %s", t.id, t.vanished, age.Round(time.Millisecond), *t.ttl)
-		}
-		return ""
-	})
+	return polled, ev.none
+}
 
+// kept warns when a task became unknown before its TTL had passed (B38, A38). The spec says a
+// server "may discard" a task after its TTL; before that, discarding it is not forbidden in so
+// many words, so the rules are SHOULDs (PROTOCOL.md §6 rule 38; the conformance suite fails
+// it).
+func kept(_ *runner, c *call) string {
+	t := c.task
+	if t.vanished == nil {
+		return ""
+	}
+	if t.ttl == nil {
+		return fmt.Sprintf("task %s became unknown (%v) although its ttl is unlimited", t.id, t.vanished)
+	}
+	age := t.vanishedAt.Sub(t.got)
+	if age < *t.ttl {
+		return fmt.Sprintf("task %s became unknown (%v) %s after it was created, its ttl being %s", t.id, t.vanished, age.Round(time.Millisecond), *t.ttl)
+	}
+	return ""
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -520,110 +520,142 @@ func (r *runner) negotiationProbes(ctx context.Context) {
 	}
 }
 
-func (r *runner) judgeLegacy(ctx context.Context) {
-	tasks := r.taskCalls()
-	none := r.noTasks()
+func (r *runner) judgeLegacy(ctx context.Context) { r.judgeAll(ctx, legacyJudgements) }
+
+// legacyJudgements are the 2025-11-25 rules judged on what the tools showed, in the order they
+// are judged.
+var legacyJudgements = []judgement{
 	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
 	// answer with a CreateTaskResult.
-	var augmented []*call
+	{id: "A2", title: "a task-augmented call returns a CreateTaskResult {task:{…}}", evidence: augmented, judge: nested},
+	{id: "A4", title: "the first status of a task is working", judge: firstWorking},
+	{id: "A5", title: "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", judge: taskFields},
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIDs(ev.tasks, ev.none) }},
+	{id: "A6", title: "status transitions follow the graph; a terminal status never changes", judge: seenStatuses},
+	{id: "A38", title: "a task stays retrievable until its ttl has passed (may delete after)", evidence: polledTwice, judge: kept},
+	{id: "A12", title: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", judge: unrelated},
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgePayloads(ev.tasks, ev.none) }},
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNotes(ev.tasks, ev.none) }},
+	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
+	{id: "A9", title: "tasks/result returns the result with related-task meta", evidence: paid, judge: relatedPayload},
+	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
+	{id: "A10", title: "a tool result with isError makes the task failed", evidence: paidToolErrors, judge: failedOnToolError},
+	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeRequests(ev) }},
+	{run: func(ctx context.Context, r *runner, ev evidence) { r.metaProbe(ctx, ev.tasks, ev.none) }},
+	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeCancelLegacy(ctx, ev.none) }},
+	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeList(ctx, ev.tasks, ev.none) }},
+}
+
+// augmented selects the calls the checker augmented with task, when the server declares it
+// takes them (A2).
+func augmented(r *runner, ev evidence) ([]*call, string) {
+	var cs []*call
 	for _, c := range r.calls {
 		if r.legacyCaps.call && (c.tool.support == "optional" || c.tool.support == "required") && !errors.Is(c.err, errBudget) {
-			augmented = append(augmented, c)
+			cs = append(cs, c)
 		}
 	}
-	r.judgeTasks("A2", "a task-augmented call returns a CreateTaskResult {task:{…}}", augmented, none, func(c *call) string {
-		switch {
-		case c.task != nil:
-			return ""
-		case c.plain != nil && obj(c.plain)["taskId"] != nil:
-			return "the task is not nested under task: " + quote(c.plain)
-		case c.plain != nil:
-			return "a task-augmented call was answered with a plain result: " + quote(c.plain)
-		}
-		return ""
-	})
+	return cs, ev.none
+}
 
-	r.judgeTasks("A4", "the first status of a task is working", tasks, none, func(c *call) string {
-		if len(c.task.statuses) > 0 && c.task.statuses[0] != "working" {
-			return "the CreateTaskResult says " + c.task.statuses[0]
-		}
+// nested checks that a task-augmented call was answered with a task nested under "task" (A2).
+func nested(_ *runner, c *call) string {
+	switch {
+	case c.task != nil:
 		return ""
-	})
+	case c.plain != nil && obj(c.plain)["taskId"] != nil:
+		return "the task is not nested under task: " + quote(c.plain)
+	case c.plain != nil:
+		return "a task-augmented call was answered with a plain result: " + quote(c.plain)
+	}
+	return ""
+}
 
-	r.judgeTasks("A5", "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", tasks, none, func(c *call) string {
-		if p := legacyFields(c.task.inner); p != "" {
-			return "CreateTaskResult: " + p
-		}
-		for _, p := range c.task.polls {
-			if p.msg != nil && p.msg.Result != nil {
-				if pb := legacyFields(p.msg.Result); pb != "" {
-					return "tasks/get: " + pb
-				}
+// firstWorking checks the status a task starts in (A4).
+func firstWorking(_ *runner, c *call) string {
+	if len(c.task.statuses) > 0 && c.task.statuses[0] != "working" {
+		return "the CreateTaskResult says " + c.task.statuses[0]
+	}
+	return ""
+}
+
+// taskFields checks the fields of a task in its CreateTaskResult and every tasks/get (A5).
+func taskFields(_ *runner, c *call) string {
+	if p := legacyFields(c.task.inner); p != "" {
+		return "CreateTaskResult: " + p
+	}
+	for _, p := range c.task.polls {
+		if p.msg != nil && p.msg.Result != nil {
+			if pb := legacyFields(p.msg.Result); pb != "" {
+				return "tasks/get: " + pb
 			}
 		}
-		return ""
-	})
+	}
+	return ""
+}
 
-	r.judgeIDs(tasks, none)
-	r.judgeTransitions("A6", "status transitions follow the graph; a terminal status never changes", tasks, none)
-	r.judgeExpiry("A38", "a task stays retrievable until its ttl has passed (may delete after)", tasks, none)
-	r.judgeTasks("A12", "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", tasks, none, func(c *call) string {
-		for _, p := range c.task.polls {
-			if p.msg != nil && p.msg.Result != nil {
-				if _, has := obj(obj(p.msg.Result)["_meta"])[rpc.MetaRelatedTask]; has {
-					return "tasks/get carries _meta related-task: " + quote(p.msg.Result)
-				}
+// unrelated checks that tasks/get results and status notifications carry no related-task
+// meta (A12).
+func unrelated(r *runner, c *call) string {
+	for _, p := range c.task.polls {
+		if p.msg != nil && p.msg.Result != nil {
+			if _, has := obj(obj(p.msg.Result)["_meta"])[rpc.MetaRelatedTask]; has {
+				return "tasks/get carries _meta related-task: " + quote(p.msg.Result)
 			}
 		}
-		return r.relatedNote(c.task.id)
-	})
+	}
+	return r.relatedNote(c.task.id)
+}
 
-	r.judgePayloads(tasks, none)
-	r.judgeNotes(tasks, none)
-	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
-	var paid []*call
-	for _, c := range tasks {
+// paid selects the tasks whose tasks/result returned a result (A9).
+func paid(_ *runner, ev evidence) ([]*call, string) {
+	var cs []*call
+	for _, c := range ev.tasks {
 		if c.task.payload != nil && c.task.payload.Result != nil {
-			paid = append(paid, c)
+			cs = append(cs, c)
 		}
 	}
-	if len(paid) == 0 && len(tasks) > 0 {
-		none9 := "no task's tasks/result returned a result"
-		r.add("A9", "tasks/result returns the result with related-task meta", Skip, none9)
-	} else {
-		r.judgeTasks("A9", "tasks/result returns the result with related-task meta", paid, none, func(c *call) string {
-			var rel struct {
-				TaskID string `json:"taskId"`
-			}
-			_ = json.Unmarshal(obj(obj(c.task.payload.Result)["_meta"])[rpc.MetaRelatedTask], &rel)
-			if rel.TaskID != c.task.id {
-				return "the tasks/result result lacks _meta related-task {taskId: " + c.task.id + "}: " + quote(c.task.payload.Result)
-			}
-			return ""
-		})
+	return ev.or(cs, "no task's tasks/result returned a result")
+}
 
+// relatedPayload checks that a tasks/result result names its task in related-task meta (A9).
+func relatedPayload(_ *runner, c *call) string {
+	var rel struct {
+		TaskID string `json:"taskId"`
 	}
-	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
-	var toolErr []*call
-	for _, c := range paid {
+	_ = json.Unmarshal(obj(obj(c.task.payload.Result)["_meta"])[rpc.MetaRelatedTask], &rel)
+	if rel.TaskID != c.task.id {
+		return "the tasks/result result lacks _meta related-task {taskId: " + c.task.id + "}: " + quote(c.task.payload.Result)
+	}
+	return ""
+}
+
+// paidToolErrors selects the tasks whose tasks/result returned a tool error (A10).
+func paidToolErrors(r *runner, ev evidence) ([]*call, string) {
+	withResult, _ := paid(r, ev)
+	var cs []*call
+	for _, c := range withResult {
 		if isErrorResult(c.task.payload.Result) {
-			toolErr = append(toolErr, c)
+			cs = append(cs, c)
 		}
 	}
-	if len(toolErr) == 0 && len(tasks) > 0 {
-		none = "no tool produced a tool error (a result with isError)"
-	}
-	r.judgeTasks("A10", "a tool result with isError makes the task failed", toolErr, none, func(c *call) string {
-		if st := c.task.terminal(); st != "failed" {
-			return "tasks/result returned isError: true, but the task ended " + st
-		}
-		return ""
-	})
+	return ev.or(cs, "no tool produced a tool error (a result with isError)")
+}
 
-	none = r.noTasks()
-	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
+// failedOnToolError checks that a task whose result is a tool error ended failed (A10).
+func failedOnToolError(_ *runner, c *call) string {
+	if st := c.task.terminal(); st != "failed" {
+		return "tasks/result returned isError: true, but the task ended " + st
+	}
+	return ""
+}
+
+// judgeRequests judges A11: the requests the server sent for a task in input_required carry
+// related-task meta.
+func (r *runner) judgeRequests(ev evidence) {
 	var asked []*call
-	for _, c := range tasks {
+	for _, c := range ev.tasks {
 		if c.task.asked {
 			asked = append(asked, c)
 		}
@@ -647,11 +679,8 @@ func (r *runner) judgeLegacy(ctx context.Context) {
 	case len(asked) > 0:
 		r.add("A11", a11, Skip, "tasks went input_required, but the server sent no request for them")
 	default:
-		r.add("A11", a11, Skip, firstNonEmpty(ifNot(len(tasks) == 0, "no tool's task asked for input (input_required)"), none))
+		r.add("A11", a11, Skip, firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task asked for input (input_required)"), ev.none))
 	}
-	r.metaProbe(ctx, tasks, none)
-	r.judgeCancelLegacy(ctx, none)
-	r.judgeList(ctx, tasks, none)
 }
 
 func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {

@@ -294,56 +294,64 @@ func (r *runner) taskProbes(ctx context.Context) {
 	r.verdict("B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", strings.Join(bad, "; "))
 }
 
-func (r *runner) judgeModern(ctx context.Context) {
-	tasks := r.taskCalls()
-	none := r.noTasks()
-	var created []*call
+func (r *runner) judgeModern(ctx context.Context) { r.judgeAll(ctx, modernJudgements) }
+
+// modernJudgements are the 2026-07-28 rules judged on what the tools showed, in the order they
+// are judged.
+var modernJudgements = []judgement{
+	// B24: EXT-SCHEMA CreateTaskResult.
+	{id: "B24", title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
+		evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
+	{id: "B36", title: "task ids look unguessable", judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
+	// B25: EXT §Task Creation: task creation is strongly consistent.
+	{id: "B25", title: "tasks/get right after creation succeeds", judge: consistent},
+	// B26: EXT §Task Polling → Response.
+	{id: "B26", title: "tasks/get carries the variant's field: inputRequests, result or error", judge: variants},
+	{id: "B33", title: "status transitions follow the graph; a terminal status never changes", judge: seenStatuses},
+	{id: "B33b", title: "a finished task polled again keeps its status and its result", evidence: polledFinished, judge: stable},
+	{id: "B38", title: "a task stays retrievable until its ttlMs has passed (may discard after)", evidence: polledTwice, judge: kept},
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIsErrorModern(ev.tasks, ev.none) }},
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeInputModern(ev.tasks, ev.none) }},
+	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNoExt(ev.none) }},
+	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeCancelModern(ctx, ev.none) }},
+}
+
+// created selects every call that made a task, followed or not (B24).
+func created(r *runner, ev evidence) ([]*call, string) {
+	var cs []*call
 	for _, c := range r.calls {
 		if c.task != nil {
-			created = append(created, c)
+			cs = append(cs, c)
 		}
 	}
-	// B24: EXT-SCHEMA CreateTaskResult.
-	r.judgeTasks("B24", "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys", created, none,
-		func(c *call) string { return createShape(c.task.create) })
+	return cs, ev.none
+}
 
-	r.judgeTasks("B36", "task ids look unguessable", tasks, none,
-		func(c *call) string { return entropy(c.task.id) })
-
-	// B25: EXT §Task Creation: task creation is strongly consistent.
-	r.judgeTasks("B25", "tasks/get right after creation succeeds", tasks, none, func(c *call) string {
-		if len(c.task.polls) == 0 {
-			return ""
-		}
-		p := c.task.polls[0]
-		if p.err != nil && !errors.Is(p.err, errBudget) {
-			return "the first tasks/get failed: " + p.err.Error()
-		}
-		if p.msg != nil && p.msg.Error != nil {
-			return "the first tasks/get, sent as soon as the CreateTaskResult arrived, got " + describe(p.msg, nil)
-		}
+// consistent checks that the first tasks/get found the task (B25).
+func consistent(_ *runner, c *call) string {
+	if len(c.task.polls) == 0 {
 		return ""
-	})
+	}
+	p := c.task.polls[0]
+	if p.err != nil && !errors.Is(p.err, errBudget) {
+		return "the first tasks/get failed: " + p.err.Error()
+	}
+	if p.msg != nil && p.msg.Error != nil {
+		return "the first tasks/get, sent as soon as the CreateTaskResult arrived, got " + describe(p.msg, nil)
+	}
+	return ""
+}
 
-	// B26: EXT §Task Polling → Response.
-	r.judgeTasks("B26", "tasks/get carries the variant's field: inputRequests, result or error", tasks, none, func(c *call) string {
-		for _, p := range c.task.polls {
-			if p.msg != nil && p.msg.Result != nil {
-				if pb := getVariant(p.msg.Result); pb != "" {
-					return pb
-				}
+// variants checks that every tasks/get result carries its status's field (B26).
+func variants(_ *runner, c *call) string {
+	for _, p := range c.task.polls {
+		if p.msg != nil && p.msg.Result != nil {
+			if pb := getVariant(p.msg.Result); pb != "" {
+				return pb
 			}
 		}
-		return ""
-	})
-
-	r.judgeTransitions("B33", "status transitions follow the graph; a terminal status never changes", tasks, none)
-	r.judgeStable("B33b", "a finished task polled again keeps its status and its result", tasks, none)
-	r.judgeExpiry("B38", "a task stays retrievable until its ttlMs has passed (may discard after)", tasks, none)
-	r.judgeIsErrorModern(tasks, none)
-	r.judgeInputModern(tasks, none)
-	r.judgeNoExt(none)
-	r.judgeCancelModern(ctx, none)
+	}
+	return ""
 }
 
 // createShape checks a 2026-07-28 CreateTaskResult.
