@@ -332,9 +332,18 @@ func (r *runner) add(id, title string, st Status, seen string, tools ...string) 
 		res.Quote = Quotes[id]
 	}
 	r.results = append(r.results, res)
-	if st == Skip && strings.HasPrefix(seen, errBudget.Error()) {
-		r.cut = append(r.cut, r.era+" "+id+" "+title)
+}
+
+// cutShort records that the time budget, not the server, kept a rule from being judged: a
+// skip that the report's cuts list. seen says what was cut ("" when nothing more is known).
+func (r *runner) cutShort(id, title, seen string, tools ...string) {
+	if seen == "" {
+		seen = errBudget.Error()
 	}
+	r.add(id, title, Skip, seen, tools...)
+	r.mu.Lock()
+	r.cut = append(r.cut, r.era+" "+id+" "+title)
+	r.mu.Unlock()
 }
 
 // verdict adds pass when problem is "", else what breaking the rule at its catalogue level
@@ -350,17 +359,39 @@ func (r *runner) verdict(id, title, problem string, tools ...string) {
 // verdictAt is verdict at a level other than the rule's: a part of a rule that the spec states
 // more (or less) strongly than the rest.
 func (r *runner) verdictAt(level Level, id, title, problem string, tools ...string) {
-	switch {
+	switch cut := cutIn(problem); {
 	case problem == "":
 		r.add(id, title, Pass, "", tools...)
-	case strings.HasPrefix(problem, errBudget.Error()):
-		r.add(id, title, Skip, problem, tools...)
-	case strings.Contains(problem, errBudget.Error()):
+	case cut == cutWhole:
+		r.cutShort(id, title, problem, tools...)
+	case cut == cutPart:
 		// The budget ended an exchange the verdict needed: not the server's fault.
-		r.add(id, title, Skip, errBudget.Error()+" ("+problem+")", tools...)
+		r.cutShort(id, title, errBudget.Error()+" ("+problem+")", tools...)
 	default:
 		r.add(id, title, level.broken(), problem, tools...)
 	}
+}
+
+// budgetCut says how the time budget kept a verdict from being made.
+type budgetCut int
+
+const (
+	uncut    budgetCut = iota
+	cutWhole           // the exchange the verdict needed was cut: the problem is the cut
+	cutPart            // an exchange among those the problem describes was cut
+)
+
+// cutIn says whether a problem is the time budget's doing. It is the one place that reads
+// the cut from words: problems are built from the errors of exchanges (describe, wantError),
+// and errBudget's text is what they keep of it.
+func cutIn(problem string) budgetCut {
+	switch {
+	case strings.HasPrefix(problem, errBudget.Error()):
+		return cutWhole
+	case strings.Contains(problem, errBudget.Error()):
+		return cutPart
+	}
+	return uncut
 }
 
 // budgetLeft says whether there is time for another step, keeping a small reserve for the

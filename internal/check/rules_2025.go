@@ -173,7 +173,7 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 
 		return
 	}
-	r.verdict(id, title, ifNot(err == nil || !strings.Contains(err.Error(), errBudget.Error()), "%s", describeErr(err)), pick.name)
+	r.verdict(id, title, ifNot(err == nil || !errors.Is(err, errBudget), "%s", describeErr(err)), pick.name)
 }
 
 // declared says in words what capabilities.tasks is.

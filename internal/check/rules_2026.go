@@ -589,7 +589,7 @@ func (r *runner) judgeCancelModern(ctx context.Context, none string) {
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
-		r.add(id, title, Skip, err.Error())
+		r.cutShort(id, title, err.Error())
 	case err != nil:
 		r.verdict(id, title, err.Error(), f.tool.name)
 	case m.Error != nil:
@@ -622,7 +622,7 @@ func (r *runner) listenRule(ctx context.Context) {
 		return
 	}
 	if !r.budgetLeft(ctx) {
-		r.add(id, title, Skip, errBudget.Error())
+		r.cutShort(id, title, "")
 		return
 	}
 	nc := r.callTool(ctx, pick.tool, pick.args, false)
@@ -669,7 +669,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	switch {
 	case problem != "":
 	case ctx.Err() != nil && !done:
-		r.add(id, title, Skip, errBudget.Error())
+		r.cutShort(id, title, "")
 		return
 	case !acked:
 		problem = fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
