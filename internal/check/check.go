@@ -190,7 +190,7 @@ func Run(ctx context.Context, o Options) *Report {
 				seen = "cut by the time budget before the server answered"
 				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
 			}
-			rep.Results = append(rep.Results, Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
+			rep.Results = append(rep.Results, unspoken(era, seen))
 			continue
 		}
 		if len(eraList) > 0 {
@@ -214,18 +214,13 @@ func Run(ctx context.Context, o Options) *Report {
 					seen = "cut by the time budget before the server answered again"
 					rep.Cut = append(rep.Cut, sp.era+": everything (the budget ran out before the server answered again)")
 				}
-				rep.Results = append(rep.Results, Result{ID: "era", Era: sp.era, Title: "server speaks " + sp.era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
+				rep.Results = append(rep.Results, unspoken(sp.era, seen))
 				continue
 			}
 		}
 		rep.Reached = true
-		r.c = c
 		runners[sp.era] = r
-		ectx, ecancel := context.WithTimeout(ctx, share)
-		r.run(ectx)
-		r.cleanUp()
-		c.Close()
-		ecancel()
+		r.runOn(ctx, c, share)
 		rep.Results = append(rep.Results, r.results...)
 		rep.Tools = append(rep.Tools, r.toolReports()...)
 		rep.Cut = append(rep.Cut, r.cut...)
@@ -233,6 +228,21 @@ func Run(ctx context.Context, o Options) *Report {
 	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
 	rep.Used = time.Since(start)
 	return rep
+}
+
+// runOn checks one era over c, within share of the budget, and closes c.
+func (r *runner) runOn(ctx context.Context, c *rpc.Client, share time.Duration) {
+	r.c = c
+	ectx, cancel := context.WithTimeout(ctx, share)
+	defer cancel()
+	r.run(ectx)
+	r.cleanUp()
+	c.Close()
+}
+
+// unspoken is the result of an era the server did not answer in (or no longer did).
+func unspoken(era, seen string) Result {
+	return Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen}
 }
 
 // connectTimeout bounds one era's handshake: a server that does not speak an era may say

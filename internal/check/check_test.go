@@ -306,3 +306,18 @@ func TestEveryBudgetSkipIsACut(t *testing.T) {
 		t.Errorf("no rule was cut by the budget although tasks/get and tasks/cancel never answer: %+v", rep.Cut)
 	}
 }
+
+// Every rule an era's judgement table names is a rule of the catalogue, of that era.
+func TestJudgementsAreCatalogued(t *testing.T) {
+	for era, table := range map[string][]judgement{rpc.VersionModern: modernJudgements, rpc.VersionLegacy: legacyJudgements} {
+		for _, j := range table {
+			if j.run != nil {
+				continue
+			}
+			rule, ok := ruleOf(j.id)
+			if !ok || rule.Era != era || j.judge == nil || j.title == "" {
+				t.Errorf("%s judgement %q: catalogued %v (era %s), judge set %v, title %q", era, j.id, ok, rule.Era, j.judge != nil, j.title)
+			}
+		}
+	}
+}

@@ -431,25 +431,8 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			case <-time.After(pollDelay(t)):
 			}
 		}
-		t.pollMu.Lock()
-		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
-		p := poll{at: time.Now(), msg: m, err: err}
-		if m != nil && m.Result != nil {
-			p.status = str(obj(m.Result)["status"])
-			if pi, ok := obj(m.Result)[map[bool]string{true: "pollIntervalMs", false: "pollInterval"}[r.modern]]; ok {
-				var ms float64
-				if json.Unmarshal(pi, &ms) == nil && ms > 0 {
-					t.poll = time.Duration(ms * float64(time.Millisecond))
-				}
-			}
-		}
-		t.mu.Lock()
-		t.polls = append(t.polls, p)
-		if p.status != "" {
-			t.statuses = append(t.statuses, p.status)
-		}
-		t.mu.Unlock()
-		t.pollMu.Unlock()
+		p := r.pollOnce(ctx, t)
+		m, err := p.msg, p.err
 		switch {
 		case errors.Is(err, errBudget):
 			r.cutTask(c)
@@ -504,18 +487,50 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			return
 		}
 		if time.Now().After(long) {
-			t.mu.Lock()
-			t.long, t.budgetLong = true, capped
-			t.mu.Unlock()
-			if capped {
-				r.mu.Lock()
-				r.cut = append(r.cut, fmt.Sprintf("%s %s: its task was still working after %s, all the budget left to wait (so it was taken for a long-running one and cancelled)", r.era, c.tool.name, wait.Round(time.Millisecond)))
-				r.mu.Unlock()
-			}
-			c.dur = time.Since(c.start)
+			r.markLong(c, wait, capped)
 			return
 		}
 	}
+}
+
+// pollOnce sends one tasks/get for t and records the answer: its status, and the poll
+// interval it suggests.
+func (r *runner) pollOnce(ctx context.Context, t *taskObs) poll {
+	t.pollMu.Lock()
+	defer t.pollMu.Unlock()
+	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
+	p := poll{at: time.Now(), msg: m, err: err}
+	if m != nil && m.Result != nil {
+		p.status = str(obj(m.Result)["status"])
+		if pi, ok := obj(m.Result)[map[bool]string{true: "pollIntervalMs", false: "pollInterval"}[r.modern]]; ok {
+			var ms float64
+			if json.Unmarshal(pi, &ms) == nil && ms > 0 {
+				t.poll = time.Duration(ms * float64(time.Millisecond))
+			}
+		}
+	}
+	t.mu.Lock()
+	t.polls = append(t.polls, p)
+	if p.status != "" {
+		t.statuses = append(t.statuses, p.status)
+	}
+	t.mu.Unlock()
+	return p
+}
+
+// markLong records that c's task was still working after wait: a long-running one, which the
+// cancel phase cancels. capped says the budget, not the server's pace, set wait.
+func (r *runner) markLong(c *call, wait time.Duration, capped bool) {
+	t := c.task
+	t.mu.Lock()
+	t.long, t.budgetLong = true, capped
+	t.mu.Unlock()
+	if capped {
+		r.mu.Lock()
+		r.cut = append(r.cut, fmt.Sprintf("%s %s: its task was still working after %s, all the budget left to wait (so it was taken for a long-running one and cancelled)", r.era, c.tool.name, wait.Round(time.Millisecond)))
+		r.mu.Unlock()
+	}
+	c.dur = time.Since(c.start)
 }
 
 // cutTask records that the budget ended the following of c's task.
