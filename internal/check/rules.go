@@ -211,6 +211,42 @@ func (r *runner) judgeAll(ctx context.Context, table []judgement) {
 	}
 }
 
+// probe is a rule judged on one deliberately wrong request the checker sends itself, as one
+// value: its result's title, why it cannot run here (skip, under skipTitle when that differs),
+// the request, the error its answer must be, and any further judgement of that error.
+type probe struct {
+	id, title string
+	skip      func(r *runner) string
+	skipTitle string
+	method    string
+	params    map[string]any
+	q         req
+	code      int64
+	status    int // the HTTP status the answer must have; 0 for any
+	judge     func(r *runner, m *rpc.Message) string
+}
+
+// probeAll sends every probe of a table, in order, and judges its answer.
+func (r *runner) probeAll(ctx context.Context, probes []probe) {
+	for _, p := range probes {
+		if p.skip != nil {
+			if why := p.skip(r); why != "" {
+				r.add(p.id, firstNonEmpty(p.skipTitle, p.title), Skip, why)
+				continue
+			}
+		}
+		m, err := r.send(ctx, p.method, p.params, p.q)
+		problem := r.wantError(m, err, p.code, p.status)
+		if problem == "" && p.judge != nil {
+			problem = p.judge(r, m)
+		}
+		r.verdict(p.id, p.title, problem)
+	}
+}
+
+// needsHeaders skips a probe of the HTTP headers on stdio.
+func needsHeaders(r *runner) string { return ifNot(r.o.HTTP, "stdio has no headers") }
+
 // seenStatuses checks every task's statuses against the state machine (B33, A6).
 func seenStatuses(_ *runner, c *call) string {
 	c.task.mu.Lock()

@@ -434,21 +434,27 @@ func (r *runner) runLegacy(ctx context.Context) {
 	r.judgeLegacy(ctx)
 }
 
+// unknownTaskProbes are the 2025-11-25 rules on a task id the server never gave (A7, A7b, A7c).
+var unknownTaskProbes = []probe{
+	{id: "A7", title: "an unknown taskId on tasks/get is -32602", skip: needsTasks,
+		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+	{id: "A7b", title: "an unknown taskId on tasks/result is -32602", skip: needsTasks,
+		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+	{id: "A7c", title: "an unknown taskId on tasks/cancel is -32602", skip: needsCancel,
+		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+}
+
+// needsTasks skips a probe when initialize declares no tasks capability.
+func needsTasks(r *runner) string { return ifNot(r.legacyCaps.tasks, "%s", r.noTasks()) }
+
+// needsCancel skips a probe of tasks/cancel when it is not declared: undeclared, tasks/cancel
+// may rightly be -32601, so there is nothing to judge.
+func needsCancel(r *runner) string {
+	return firstNonEmpty(needsTasks(r), ifNot(r.legacyCaps.cancel, "tasks.cancel is not declared"))
+}
+
 func (r *runner) legacyProbes(ctx context.Context) {
-	for _, p := range []struct{ id, method string }{{"A7", "tasks/get"}, {"A7b", "tasks/result"}, {"A7c", "tasks/cancel"}} {
-		title := "an unknown taskId on " + p.method + " is -32602"
-		if !r.legacyCaps.tasks {
-			r.add(p.id, title, Skip, r.noTasks())
-			continue
-		}
-		if p.method == "tasks/cancel" && !r.legacyCaps.cancel {
-			// Undeclared, tasks/cancel may rightly be -32601: nothing to judge.
-			r.add(p.id, title, Skip, "tasks.cancel is not declared")
-			continue
-		}
-		m, err := r.send(ctx, p.method, map[string]any{"taskId": unknownID}, req{})
-		r.verdict(p.id, title, r.wantError(m, err, rpc.CodeInvalidParams, 0))
-	}
+	r.probeAll(ctx, unknownTaskProbes)
 	r.cursorProbe(ctx)
 	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
 	if !r.o.HTTP {

@@ -103,55 +103,49 @@ func cacheHints(res json.RawMessage) string {
 }
 
 // modernProbes send the deliberately wrong requests that need no tool.
-func (r *runner) modernProbes(ctx context.Context) {
-	const badVersion = "1999-01-01"
+func (r *runner) modernProbes(ctx context.Context) { r.probeAll(ctx, modernProbes) }
+
+// badVersion is a protocol version no server speaks.
+const badVersion = "1999-01-01"
+
+// modernProbes are the 2026-07-28 rules judged on a deliberately wrong request that needs no
+// tool, in the order they are sent.
+var modernProbes = []probe{
 	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
-	m, err := r.send(ctx, "server/discover", nil, req{noCaps: true})
-	r.verdict("B19", "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
-		r.wantError(m, err, rpc.CodeInvalidParams, http.StatusBadRequest))
-
+	{id: "B19", title: "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
+		method: "server/discover", q: req{noCaps: true}, code: rpc.CodeInvalidParams, status: http.StatusBadRequest},
 	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
-	m, err = r.send(ctx, "server/discover", nil, req{version: badVersion, hdrVersion: badVersion})
-	problem := r.wantError(m, err, rpc.CodeUnsupportedVersion, http.StatusBadRequest)
-	if problem == "" {
-		var data struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}
-		_ = json.Unmarshal(m.Error.Data, &data)
-		switch {
-		case len(data.Supported) == 0:
-			problem = "error.data.supported is missing or empty: " + quote(m.Error.Data)
-		case data.Requested != badVersion:
-			problem = fmt.Sprintf("error.data.requested is %q, want the requested %q", data.Requested, badVersion)
-		}
-	}
-	r.verdict("B20", "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)", problem)
-
+	{id: "B20", title: "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)",
+		method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion}, code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest,
+		judge: unsupportedData},
 	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
-	if r.o.HTTP {
-		m, err = r.send(ctx, "server/discover", nil, req{version: badVersion, hdrVersion: rpc.VersionModern})
-		r.verdict("B21b", "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020",
-			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
-
-	} else {
-		r.add("B21b", "an MCP-Protocol-Version header that differs from _meta is refused", Skip, "stdio has no headers")
-	}
-
+	{id: "B21b", title: "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020",
+		skip: needsHeaders, skipTitle: "an MCP-Protocol-Version header that differs from _meta is refused",
+		method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern}, code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest},
 	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
 	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
-	for _, p := range []struct{ id, method, title string }{
-		{"B21c", "ping", "ping, removed in 2026-07-28, is answered 404 and -32601"},
-		{"B31", "tasks/result", "tasks/result, removed in 2026-07-28, is answered 404 and -32601"},
-		{"B31b", "tasks/list", "tasks/list, removed in 2026-07-28, is answered 404 and -32601"},
-	} {
-		params := map[string]any{}
-		if p.method == "tasks/result" {
-			params["taskId"] = unknownID
-		}
-		m, err := r.send(ctx, p.method, params, req{})
-		r.verdict(p.id, p.title, r.wantError(m, err, rpc.CodeMethodNotFound, http.StatusNotFound))
+	{id: "B21c", title: "ping, removed in 2026-07-28, is answered 404 and -32601",
+		method: "ping", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
+	{id: "B31", title: "tasks/result, removed in 2026-07-28, is answered 404 and -32601",
+		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
+	{id: "B31b", title: "tasks/list, removed in 2026-07-28, is answered 404 and -32601",
+		method: "tasks/list", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
+}
+
+// unsupportedData checks the data of an UnsupportedProtocolVersion error (B20).
+func unsupportedData(_ *runner, m *rpc.Message) string {
+	var data struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
 	}
+	_ = json.Unmarshal(m.Error.Data, &data)
+	switch {
+	case len(data.Supported) == 0:
+		return "error.data.supported is missing or empty: " + quote(m.Error.Data)
+	case data.Requested != badVersion:
+		return fmt.Sprintf("error.data.requested is %q, want the requested %q", data.Requested, badVersion)
+	}
+	return ""
 }
 
 // listHints judges B17e: every list result is a CacheableResult (C26-SCHEMA ListToolsResult,
