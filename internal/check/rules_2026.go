@@ -236,6 +236,14 @@ func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, 
 	return pages, nil
 }
 
+// unknownTaskProbesModern are the 2026-07-28 rules on a task id the server never gave.
+var unknownTaskProbesModern = []probe{
+	{id: "B29", title: "an unknown taskId on tasks/get is -32602",
+		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+	{id: "B28b", title: "tasks/cancel of an unknown task is -32602 (SHOULD)",
+		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+}
+
 // taskProbes send the task-method probes: unknown ids, a mismatched Mcp-Name, tasks/* without
 // the extension. They use a real task id where the catalogue made one.
 func (r *runner) taskProbes(ctx context.Context) {
@@ -265,10 +273,7 @@ func (r *runner) taskProbes(ctx context.Context) {
 	} else {
 		r.add("B21", "a mismatched Mcp-Name on tasks/get is refused", Skip, "stdio has no headers")
 	}
-	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": unknownID}, req{})
-	r.verdict("B29", "an unknown taskId on tasks/get is -32602", r.wantError(m, err, rpc.CodeInvalidParams, 0))
-	m, err = r.send(ctx, "tasks/cancel", map[string]any{"taskId": unknownID}, req{})
-	r.verdict("B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)", r.wantError(m, err, rpc.CodeInvalidParams, 0))
+	r.probeAll(ctx, unknownTaskProbesModern)
 
 	// B30: EXT §Protocol Errors: tasks/* from a client that did not declare the extension.
 	var bad []string
