@@ -156,7 +156,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return fmt.Errorf("check %s: the server could not be reached in either era (%s)", ref, seen)
 	}
 	for _, t := range rep.Tools {
-		if t.Why == "the server does not list it" {
+		if t.Reason == check.NotListed {
 			f.warnf("--tool %s: the server does not list a tool of that name in %s", t.Name, t.Era)
 		}
 	}

@@ -593,3 +593,17 @@ func TestCheckIDsWithAuthorization(t *testing.T) {
 		t.Error("the token was printed")
 	}
 }
+
+// A --tool the server does not list is named in a warning (the checker's typed reason, not its
+// words, decides it); a tool the server lists is not.
+func TestCheckWarnsOfAnUnlistedTool(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{})
+	r := runCLI(t, t.Context(), nil, "check", "--server", s.URL, "--no-call", "--tool", "nosuch", "--tool", "validate")
+	if !strings.Contains(r.Stderr, "--tool nosuch: the server does not list a tool of that name in 2026-07-28") ||
+		!strings.Contains(r.Stderr, "--tool nosuch: the server does not list a tool of that name in 2025-11-25") {
+		t.Errorf("no warning for the unlisted tool in both eras:\n%s", r.Stderr)
+	}
+	if strings.Contains(r.Stderr, "--tool validate:") {
+		t.Errorf("a listed tool was warned about:\n%s", r.Stderr)
+	}
+}

@@ -74,8 +74,22 @@ type ToolReport struct {
 	Shows []string `json:"shows,omitempty"`
 	// Answers are the answers given to the tool's input requests.
 	Answers []string `json:"answers,omitempty"`
-	Why     string   `json:"why,omitempty"`
+	// Reason says why the tool was not called; Why says it in words.
+	Reason NotCalled `json:"-"`
+	Why    string    `json:"why,omitempty"`
 }
+
+// NotCalled says why the checker did not call a tool.
+type NotCalled int
+
+const (
+	NotCalledNone NotCalled = iota // it was called (or is still to be)
+	NotListed                      // --tool names a tool the server does not list
+	NoArguments                    // its arguments could not be built from its inputSchema
+	NoCall                         // --no-call
+	Destructive                    // its annotations say destructiveHint and --tool does not name it
+	BudgetCut                      // the time budget ran out first
+)
 
 // Options say what to exercise.
 type Options struct {
@@ -176,7 +190,7 @@ func Run(ctx context.Context, o Options) *Report {
 				seen = "cut by the time budget before the server answered"
 				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
 			}
-			rep.Results = append(rep.Results, Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
+			rep.Results = append(rep.Results, unspoken(era, seen))
 			continue
 		}
 		if len(eraList) > 0 {
@@ -200,18 +214,13 @@ func Run(ctx context.Context, o Options) *Report {
 					seen = "cut by the time budget before the server answered again"
 					rep.Cut = append(rep.Cut, sp.era+": everything (the budget ran out before the server answered again)")
 				}
-				rep.Results = append(rep.Results, Result{ID: "era", Era: sp.era, Title: "server speaks " + sp.era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen})
+				rep.Results = append(rep.Results, unspoken(sp.era, seen))
 				continue
 			}
 		}
 		rep.Reached = true
-		r.c = c
 		runners[sp.era] = r
-		ectx, ecancel := context.WithTimeout(ctx, share)
-		r.run(ectx)
-		r.cleanUp()
-		c.Close()
-		ecancel()
+		r.runOn(ctx, c, share)
 		rep.Results = append(rep.Results, r.results...)
 		rep.Tools = append(rep.Tools, r.toolReports()...)
 		rep.Cut = append(rep.Cut, r.cut...)
@@ -219,6 +228,21 @@ func Run(ctx context.Context, o Options) *Report {
 	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
 	rep.Used = time.Since(start)
 	return rep
+}
+
+// runOn checks one era over c, within share of the budget, and closes c.
+func (r *runner) runOn(ctx context.Context, c *rpc.Client, share time.Duration) {
+	r.c = c
+	ectx, cancel := context.WithTimeout(ctx, share)
+	defer cancel()
+	r.run(ectx)
+	r.cleanUp()
+	c.Close()
+}
+
+// unspoken is the result of an era the server did not answer in (or no longer did).
+func unspoken(era, seen string) Result {
+	return Result{ID: "era", Era: era, Title: "server speaks " + era, Section: "C26-VER §Backward Compatibility", Status: Skip, Seen: seen}
 }
 
 // connectTimeout bounds one era's handshake: a server that does not speak an era may say
@@ -304,9 +328,12 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 	}
 }
 
-func (r *runner) add(id, title, section string, st Status, seen string, tools ...string) {
+// add records a result; its section comes from the catalogue (one source for the report and
+// docs/guide/check.md).
+func (r *runner) add(id, title string, st Status, seen string, tools ...string) {
+	section := ""
 	if rule, ok := ruleOf(id); ok {
-		section = rule.Section // one source for the report and docs/guide/check.md
+		section = rule.Section
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -316,26 +343,66 @@ func (r *runner) add(id, title, section string, st Status, seen string, tools ..
 		res.Quote = Quotes[id]
 	}
 	r.results = append(r.results, res)
-	if st == Skip && strings.HasPrefix(seen, errBudget.Error()) {
-		r.cut = append(r.cut, r.era+" "+id+" "+title)
+}
+
+// cutShort records that the time budget, not the server, kept a rule from being judged: a
+// skip that the report's cuts list. seen says what was cut ("" when nothing more is known).
+func (r *runner) cutShort(id, title, seen string, tools ...string) {
+	if seen == "" {
+		seen = errBudget.Error()
+	}
+	r.add(id, title, Skip, seen, tools...)
+	r.mu.Lock()
+	r.cut = append(r.cut, r.era+" "+id+" "+title)
+	r.mu.Unlock()
+}
+
+// verdict adds pass when problem is "", else what breaking the rule at its catalogue level
+// means: fail for a MUST, warn for a SHOULD.
+func (r *runner) verdict(id, title, problem string, tools ...string) {
+	level := Must
+	if rule, ok := ruleOf(id); ok {
+		level = rule.Level
+	}
+	r.verdictAt(level, id, title, problem, tools...)
+}
+
+// verdictAt is verdict at a level other than the rule's: a part of a rule that the spec states
+// more (or less) strongly than the rest.
+func (r *runner) verdictAt(level Level, id, title, problem string, tools ...string) {
+	switch cut := cutIn(problem); {
+	case problem == "":
+		r.add(id, title, Pass, "", tools...)
+	case cut == cutWhole:
+		r.cutShort(id, title, problem, tools...)
+	case cut == cutPart:
+		// The budget ended an exchange the verdict needed: not the server's fault.
+		r.cutShort(id, title, errBudget.Error()+" ("+problem+")", tools...)
+	default:
+		r.add(id, title, level.broken(), problem, tools...)
 	}
 }
 
-// verdict adds pass when problem is "", else fail (or warn for a SHOULD).
-func (r *runner) verdict(id, title, section, problem string, should bool, tools ...string) {
+// budgetCut says how the time budget kept a verdict from being made.
+type budgetCut int
+
+const (
+	uncut    budgetCut = iota
+	cutWhole           // the exchange the verdict needed was cut: the problem is the cut
+	cutPart            // an exchange among those the problem describes was cut
+)
+
+// cutIn says whether a problem is the time budget's doing. It is the one place that reads
+// the cut from words: problems are built from the errors of exchanges (describe, wantError),
+// and errBudget's text is what they keep of it.
+func cutIn(problem string) budgetCut {
 	switch {
-	case problem == "":
-		r.add(id, title, section, Pass, "", tools...)
 	case strings.HasPrefix(problem, errBudget.Error()):
-		r.add(id, title, section, Skip, problem, tools...)
+		return cutWhole
 	case strings.Contains(problem, errBudget.Error()):
-		// The budget ended an exchange the verdict needed: not the server's fault.
-		r.add(id, title, section, Skip, errBudget.Error()+" ("+problem+")", tools...)
-	case should:
-		r.add(id, title, section, Warn, problem, tools...)
-	default:
-		r.add(id, title, section, Fail, problem, tools...)
+		return cutPart
 	}
+	return uncut
 }
 
 // budgetLeft says whether there is time for another step, keeping a small reserve for the

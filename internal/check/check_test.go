@@ -1,10 +1,16 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,6 +260,64 @@ func TestBudgetNeverBlamesTheServer(t *testing.T) {
 		}
 		if len(rep.Cut) == 0 {
 			t.Errorf("budget %s: the report does not say what was cut", b)
+		}
+	}
+}
+
+// A rule the time budget kept from being judged is a skip that the report's cuts list, and a
+// rule the cuts list is such a skip: the cut is recorded where it is decided (cutShort), not
+// read back from the words of a result. The server answers everything but tasks/get and
+// tasks/cancel, which it holds until the budget ends them.
+func TestEveryBudgetSkipIsACut(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{})
+	target, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"method":"tasks/get"`)) || bytes.Contains(body, []byte(`"method":"tasks/cancel"`)) {
+			<-r.Context().Done()
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(held.Close)
+	u := held.URL + target.Path
+	rep := Run(t.Context(), Options{HTTP: true, Budget: 3 * time.Second, Connect: connector(u)})
+	cut := map[string]bool{}
+	for _, c := range rep.Cut {
+		cut[c] = true
+	}
+	n := 0
+	for _, r := range rep.Results {
+		key := r.Era + " " + r.ID + " " + r.Title
+		budget := r.Status == Skip && strings.HasPrefix(r.Seen, errBudget.Error())
+		if budget {
+			n++
+		}
+		if budget != cut[key] {
+			t.Errorf("%s: %s %q, listed in the cuts: %v", key, r.Status, r.Seen, cut[key])
+		}
+	}
+	if n == 0 {
+		t.Errorf("no rule was cut by the budget although tasks/get and tasks/cancel never answer: %+v", rep.Cut)
+	}
+}
+
+// Every rule an era's judgement table names is a rule of the catalogue, of that era.
+func TestJudgementsAreCatalogued(t *testing.T) {
+	for era, table := range map[string][]judgement{rpc.VersionModern: modernJudgements, rpc.VersionLegacy: legacyJudgements} {
+		for _, j := range table {
+			if j.run != nil {
+				continue
+			}
+			rule, ok := ruleOf(j.id)
+			if !ok || rule.Era != era || j.judge == nil || j.title == "" {
+				t.Errorf("%s judgement %q: catalogued %v (era %s), judge set %v, title %q", era, j.id, ok, rule.Era, j.judge != nil, j.title)
+			}
 		}
 	}
 }

@@ -26,7 +26,9 @@ type toolInfo struct {
 	destructive bool
 	named       bool // --tool
 	args        map[string]any
-	why         string // why it is not called
+	// reason says why it is not called (NotCalledNone: it is), why says so in words.
+	reason NotCalled
+	why    string
 	// plainCall is a 2026-07-28 call without the extension declared (B22, B22b, B27).
 	plainCall *call
 }
@@ -191,7 +193,7 @@ func (r *runner) plan(ctx context.Context) {
 	for _, spec := range r.o.Tools {
 		t := byName[spec.Name]
 		if t == nil {
-			t = &toolInfo{name: spec.Name, why: "the server does not list it"}
+			t = &toolInfo{name: spec.Name, reason: NotListed, why: "the server does not list it"}
 			r.tools = append(r.tools, t)
 			continue
 		}
@@ -201,27 +203,27 @@ func (r *runner) plan(ctx context.Context) {
 			if a, err := buildArgs(ctx, t.schema); err == nil {
 				t.args = a
 			} else if !r.budgetCut(t, err) {
-				t.why = "cannot build its arguments (" + err.Error() + "); give them with --args"
+				t.reason, t.why = NoArguments, "cannot build its arguments ("+err.Error()+"); give them with --args"
 			}
 		}
 	}
 	for _, t := range r.tools {
-		if t.named || t.why != "" {
+		if t.named || t.reason != NotCalledNone {
 			continue
 		}
 		switch {
 		case r.o.NoCall:
-			t.why = "--no-call"
+			t.reason, t.why = NoCall, "--no-call"
 		case t.destructive:
 			// A tool that says it may destroy something is never called on a guess.
-			t.why = "its annotations say destructiveHint; name it with --tool to call it"
+			t.reason, t.why = Destructive, "its annotations say destructiveHint; name it with --tool to call it"
 		default:
 			a, err := buildArgs(ctx, t.schema)
 			if r.budgetCut(t, err) {
 				break
 			}
 			if err != nil {
-				t.why = "cannot build its arguments: " + err.Error() + "; give them with --tool " + t.name + " --args JSON"
+				t.reason, t.why = NoArguments, "cannot build its arguments: "+err.Error()+"; give them with --tool "+t.name+" --args JSON"
 				break
 			}
 			t.args = a
@@ -236,7 +238,7 @@ func (r *runner) budgetCut(t *toolInfo, err error) bool {
 	if !errors.Is(err, errBudget) {
 		return false
 	}
-	t.why = "cut by the time budget before its arguments were built"
+	t.reason, t.why = BudgetCut, "cut by the time budget before its arguments were built"
 	r.cut = append(r.cut, r.era+" "+t.name+": not called (the budget ran out while its arguments were built)")
 	return true
 }
@@ -275,7 +277,7 @@ func (r *runner) catalogue(ctx context.Context) {
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for _, t := range r.tools {
-		if t.why != "" {
+		if t.reason != NotCalledNone {
 			continue
 		}
 		t := t
@@ -429,25 +431,8 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			case <-time.After(pollDelay(t)):
 			}
 		}
-		t.pollMu.Lock()
-		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
-		p := poll{at: time.Now(), msg: m, err: err}
-		if m != nil && m.Result != nil {
-			p.status = str(obj(m.Result)["status"])
-			if pi, ok := obj(m.Result)[map[bool]string{true: "pollIntervalMs", false: "pollInterval"}[r.modern]]; ok {
-				var ms float64
-				if json.Unmarshal(pi, &ms) == nil && ms > 0 {
-					t.poll = time.Duration(ms * float64(time.Millisecond))
-				}
-			}
-		}
-		t.mu.Lock()
-		t.polls = append(t.polls, p)
-		if p.status != "" {
-			t.statuses = append(t.statuses, p.status)
-		}
-		t.mu.Unlock()
-		t.pollMu.Unlock()
+		p := r.pollOnce(ctx, t)
+		m, err := p.msg, p.err
 		switch {
 		case errors.Is(err, errBudget):
 			r.cutTask(c)
@@ -502,18 +487,50 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			return
 		}
 		if time.Now().After(long) {
-			t.mu.Lock()
-			t.long, t.budgetLong = true, capped
-			t.mu.Unlock()
-			if capped {
-				r.mu.Lock()
-				r.cut = append(r.cut, fmt.Sprintf("%s %s: its task was still working after %s, all the budget left to wait (so it was taken for a long-running one and cancelled)", r.era, c.tool.name, wait.Round(time.Millisecond)))
-				r.mu.Unlock()
-			}
-			c.dur = time.Since(c.start)
+			r.markLong(c, wait, capped)
 			return
 		}
 	}
+}
+
+// pollOnce sends one tasks/get for t and records the answer: its status, and the poll
+// interval it suggests.
+func (r *runner) pollOnce(ctx context.Context, t *taskObs) poll {
+	t.pollMu.Lock()
+	defer t.pollMu.Unlock()
+	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
+	p := poll{at: time.Now(), msg: m, err: err}
+	if m != nil && m.Result != nil {
+		p.status = str(obj(m.Result)["status"])
+		if pi, ok := obj(m.Result)[map[bool]string{true: "pollIntervalMs", false: "pollInterval"}[r.modern]]; ok {
+			var ms float64
+			if json.Unmarshal(pi, &ms) == nil && ms > 0 {
+				t.poll = time.Duration(ms * float64(time.Millisecond))
+			}
+		}
+	}
+	t.mu.Lock()
+	t.polls = append(t.polls, p)
+	if p.status != "" {
+		t.statuses = append(t.statuses, p.status)
+	}
+	t.mu.Unlock()
+	return p
+}
+
+// markLong records that c's task was still working after wait: a long-running one, which the
+// cancel phase cancels. capped says the budget, not the server's pace, set wait.
+func (r *runner) markLong(c *call, wait time.Duration, capped bool) {
+	t := c.task
+	t.mu.Lock()
+	t.long, t.budgetLong = true, capped
+	t.mu.Unlock()
+	if capped {
+		r.mu.Lock()
+		r.cut = append(r.cut, fmt.Sprintf("%s %s: its task was still working after %s, all the budget left to wait (so it was taken for a long-running one and cancelled)", r.era, c.tool.name, wait.Round(time.Millisecond)))
+		r.mu.Unlock()
+	}
+	c.dur = time.Since(c.start)
 }
 
 // cutTask records that the budget ended the following of c's task.
@@ -780,7 +797,7 @@ func (c *call) seen() string {
 func (r *runner) toolReports() []ToolReport {
 	var out []ToolReport
 	for _, t := range r.tools {
-		tr := ToolReport{Era: r.era, Name: t.name, Why: t.why}
+		tr := ToolReport{Era: r.era, Name: t.name, Reason: t.reason, Why: t.why}
 		if t.args != nil {
 			tr.Args, _ = json.Marshal(t.args)
 		}
@@ -826,8 +843,8 @@ func (r *runner) toolReports() []ToolReport {
 				tr.Answers = append(tr.Answers, fmt.Sprintf("%s=%s (sent on the one stdio stream while %s were called: to one of them)", sr.method, sr.answer, strings.Join(sr.candidates, ", ")))
 			}
 		}
-		if !tr.Called && tr.Why == "" {
-			tr.Why = "cut by the time budget before it was called"
+		if !tr.Called && tr.Reason == NotCalledNone {
+			tr.Reason, tr.Why = BudgetCut, "cut by the time budget before it was called"
 			r.cut = append(r.cut, r.era+" "+t.name+": not called")
 		}
 		out = append(out, tr)

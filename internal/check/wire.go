@@ -42,51 +42,7 @@ func (r *runner) send(ctx context.Context, method string, params map[string]any,
 	}
 	hdr := http.Header{}
 	if r.modern {
-		version := rpc.VersionModern
-		if q.version != "" {
-			version = q.version
-		}
-		caps := map[string]any{
-			"extensions":  map[string]any{rpc.TasksExtension: map[string]any{}},
-			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
-		}
-		if q.noExt {
-			caps = map[string]any{}
-		}
-		meta := map[string]any{
-			rpc.MetaProtocolVersion: version,
-			rpc.MetaClientInfo:      map[string]any{"name": "mcptask-check", "version": "1"},
-		}
-		if !q.noCaps {
-			meta[rpc.MetaClientCapabilities] = caps
-		}
-		p["_meta"] = meta
-		// C26-HTTP §Protocol Version Header, §Standard Request Headers; EXT §Streamable HTTP:
-		// Routing Headers.
-		hv := version
-		if q.hdrVersion != "" {
-			hv = q.hdrVersion
-		}
-		hdr.Set("Mcp-Protocol-Version", hv)
-		hdr.Set("Mcp-Method", method)
-		name := q.name
-		if name == "" {
-			switch method {
-			case "tools/call":
-				name, _ = params["name"].(string)
-			case "tasks/get", "tasks/update", "tasks/cancel":
-				name, _ = params["taskId"].(string)
-			}
-		}
-		if name != "" {
-			hdr.Set("Mcp-Name", rpc.EncodeHeaderValue(name))
-		}
-		if q.tool != nil {
-			args, _ := params["arguments"].(map[string]any)
-			for k, v := range paramHeaders(q.tool.schema, args) {
-				hdr[k] = v
-			}
-		}
+		r.modernEnvelope(method, params, p, q, hdr)
 	} else {
 		// C25-TRANS §Protocol Version Header: on every request after initialize.
 		hdr.Set("Mcp-Protocol-Version", rpc.VersionLegacy)
@@ -126,6 +82,57 @@ func (r *runner) send(ctx context.Context, method string, params map[string]any,
 	}
 	r.validate(method, resp)
 	return resp, nil
+}
+
+// modernEnvelope adds what every 2026-07-28 request carries, as q asks (a missing or wrong
+// part for the probes): _meta with the protocol version and the client's capabilities in p,
+// and the version, method and name headers in hdr.
+func (r *runner) modernEnvelope(method string, params, p map[string]any, q req, hdr http.Header) {
+	version := rpc.VersionModern
+	if q.version != "" {
+		version = q.version
+	}
+	caps := map[string]any{
+		"extensions":  map[string]any{rpc.TasksExtension: map[string]any{}},
+		"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+	}
+	if q.noExt {
+		caps = map[string]any{}
+	}
+	meta := map[string]any{
+		rpc.MetaProtocolVersion: version,
+		rpc.MetaClientInfo:      map[string]any{"name": "mcptask-check", "version": "1"},
+	}
+	if !q.noCaps {
+		meta[rpc.MetaClientCapabilities] = caps
+	}
+	p["_meta"] = meta
+	// C26-HTTP §Protocol Version Header, §Standard Request Headers; EXT §Streamable HTTP:
+	// Routing Headers.
+	hv := version
+	if q.hdrVersion != "" {
+		hv = q.hdrVersion
+	}
+	hdr.Set("Mcp-Protocol-Version", hv)
+	hdr.Set("Mcp-Method", method)
+	name := q.name
+	if name == "" {
+		switch method {
+		case "tools/call":
+			name, _ = params["name"].(string)
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			name, _ = params["taskId"].(string)
+		}
+	}
+	if name != "" {
+		hdr.Set("Mcp-Name", rpc.EncodeHeaderValue(name))
+	}
+	if q.tool != nil {
+		args, _ := params["arguments"].(map[string]any)
+		for k, v := range paramHeaders(q.tool.schema, args) {
+			hdr[k] = v
+		}
+	}
 }
 
 // paramHeaders mirrors the arguments whose inputSchema property carries x-mcp-header into
