@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -50,20 +50,8 @@ func fromServer(s state.Server) ServerRef {
 
 // newRecord builds the record of a task just created through c.
 func newRecord(c *rpc.Client, ref ServerRef, tool string, t *rpc.Task, now time.Time) state.Record {
-	r := state.Record{
-		TaskID:    t.TaskID,
-		Server:    toServer(ref),
-		Era:       string(c.Era()),
-		Protocol:  c.ProtocolVersion(),
-		SessionID: c.SessionID(),
-		Tool:      tool,
-		CreatedAt: t.CreatedAt,
-	}
-	if r.CreatedAt.IsZero() {
-		r.CreatedAt = now
-	}
-	follow.ApplyTask(&r, t)
-	return r
+	return ledger.NewRecord(ledger.Origin{Server: toServer(ref), Era: string(c.Era()), Protocol: c.ProtocolVersion(),
+		SessionID: c.SessionID(), Tool: tool}, t, now)
 }
 
 // recordTask writes a new task to the ledger before anything is printed, and keeps a

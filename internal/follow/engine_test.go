@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
@@ -258,7 +259,7 @@ func TestPushUpdates(t *testing.T) {
 // TestExpiryMarksAreBatched: a server that has forgotten two hundred tasks (a restart without
 // its store) expires them all; the marks reach the ledger in a few writes, not two hundred.
 // The first looks are spread over one interval (2 s by default), so the marks come over it
-// too: one write per batch of BatchEvery, and one at the end.
+// too: one write per batch of ledger.BatchEvery, and one at the end.
 func TestExpiryMarksAreBatched(t *testing.T) {
 	url, _ := demoServer(t, demo.Options{})
 	path := ledgerPath(t)
@@ -287,7 +288,7 @@ func TestExpiryMarksAreBatched(t *testing.T) {
 			t.Fatalf("not marked expired: %+v", r)
 		}
 	}
-	if w := e.ledger.writes.Load(); w > int64(DefaultInterval/BatchEvery)+2 {
+	if w := e.ledger.Writes(); w > int64(DefaultInterval/ledger.BatchEvery)+2 {
 		t.Errorf("200 expiry marks took %d ledger writes", w)
 	}
 }
