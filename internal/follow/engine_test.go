@@ -371,3 +371,37 @@ func TestUnreachableEndsAtOnce(t *testing.T) {
 		t.Fatalf("outcomes %+v", outs)
 	}
 }
+
+// TestSharedWriter: a command's own ledger changes and the engine's go through one writer
+// (Options.Writer), in the order they were made; Run flushes that writer and leaves it open
+// for its owner.
+func TestSharedWriter(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	path := ledgerPath(t)
+	rec := state.Record{TaskID: "gone", Server: state.Server{URL: url}, Era: rpc.VersionModern, Tool: "sleep", Status: "working", CreatedAt: time.Now()}
+	if err := state.Open(path).Put(rec); err != nil {
+		t.Fatal(err)
+	}
+	w := ledger.New(state.Open(path), ledger.Options{Every: time.Hour})
+	key := rec.Server.Key()
+	w.Patch(key, "gone", func(r *state.Record) { r.StatusMessage, r.Expired = "the command's change", false })
+	e := New(Options{Writer: w, NoPush: true})
+	s := e.Server(url, url)
+	s.Follow(connect(t, url, rpc.VersionModern, s), Target{ID: "gone", Record: &rec})
+	if o := e.Run(t.Context()); len(o) != 1 || o[0].End != EndExpired {
+		t.Fatalf("outcomes %+v, want one expired", o)
+	}
+	got := records(t, path)
+	if len(got) != 1 || !got[0].Expired || got[0].StatusMessage != "the command's change" {
+		t.Fatalf("after Run the record is %+v: want the command's change, then the engine's expiry mark", got)
+	}
+	// A closed writer writes a change at once; an open one keeps it for its batch.
+	w.Patch(key, "gone", func(r *state.Record) { r.LastError = "after the run" })
+	if got := records(t, path); got[0].LastError != "" {
+		t.Fatalf("the engine closed a writer it does not own: %+v", got[0])
+	}
+	w.Close()
+	if got := records(t, path); got[0].LastError != "after the run" {
+		t.Fatalf("Close did not write the last change: %+v", got[0])
+	}
+}
