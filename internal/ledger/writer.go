@@ -339,12 +339,8 @@ func (w *Writer) Close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	running := true
-	w.started.Do(func() { running = false })
-	if !running {
-		w.Flush()
-		return
-	}
+	w.started.Do(func() { close(w.done) }) // never started: there is no batcher to wait for
 	w.stopped.Do(func() { close(w.stop) })
 	<-w.done
+	w.Flush()
 }

@@ -147,6 +147,24 @@ func TestCloseFlushes(t *testing.T) {
 	}
 }
 
+// Close returns when called again, whether or not the batcher ever started (cancel closes its
+// writer before the follow and again on return).
+func TestCloseTwice(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		w := New(newStore(t), Options{Every: time.Hour})
+		if started {
+			w.Expired(key(), "a")
+		}
+		done := make(chan struct{})
+		go func() { w.Close(); w.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("started=%v: the second Close hangs", started)
+		}
+	}
+}
+
 // Changes made within one batch interval cost one write.
 func TestChangesAreBatched(t *testing.T) {
 	st := newStore(t)
