@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/tui"
@@ -52,14 +53,16 @@ func (f *Factory) newEngine(o followOptions, sinks ...follow.Sink) *follow.Engin
 	return follow.New(opts, append(sinks, f.wf)...)
 }
 
-// newLedger is the ledger batch of a command that changes records without following (get,
-// cancel, update). Close it before returning.
-func (f *Factory) newLedger() *follow.Ledger {
+// newLedger is the ledger writer of a command that changes records (get, cancel, update);
+// failures of its batched writes are warnings. Close it before returning. A command that also
+// follows should give the same writer to the engine (follow.Options.Writer) and close it
+// after the run, so that its changes and the engine's land in the order they were made.
+func (f *Factory) newLedger() *ledger.Writer {
 	st, err := f.ledger()
 	if err != nil {
 		st = nil
 	}
-	return follow.NewLedger(st, func(msg string) { f.warnf("%s", msg) })
+	return ledger.New(st, ledger.Options{OnError: func(err error) { f.warnf("%v", err) }})
 }
 
 // resumeGroup is one connection: the tasks of one server (and one 2025-11-25 session).

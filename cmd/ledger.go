@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/connect"
-	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -38,20 +38,8 @@ func fromServer(s state.Server) ServerRef { return connect.FromServer(s) }
 
 // newRecord builds the record of a task just created through c.
 func newRecord(c *rpc.Client, ref ServerRef, tool string, t *rpc.Task, now time.Time) state.Record {
-	r := state.Record{
-		TaskID:    t.TaskID,
-		Server:    toServer(ref),
-		Era:       string(c.Era()),
-		Protocol:  c.ProtocolVersion(),
-		SessionID: c.SessionID(),
-		Tool:      tool,
-		CreatedAt: t.CreatedAt,
-	}
-	if r.CreatedAt.IsZero() {
-		r.CreatedAt = now
-	}
-	follow.ApplyTask(&r, t)
-	return r
+	return ledger.NewRecord(ledger.Origin{Server: toServer(ref), Era: string(c.Era()), Protocol: c.ProtocolVersion(),
+		SessionID: c.SessionID(), Tool: tool}, t, now)
 }
 
 // recordTask writes a new task to the ledger before anything is printed, and keeps a

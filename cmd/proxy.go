@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -148,8 +149,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		popts.Ledger = proxy.NewLedger(st, nil) // failures become notices of the proxy
-		popts.Ledger.Sign = f.signRecord
+		popts.Ledger = ledger.New(st, ledger.Options{Sign: f.signRecord}) // failures become notices of the proxy
 	}
 	if f.Global.Record != "" {
 		file, err := os.OpenFile(f.Global.Record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -220,7 +220,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	if tuiOn {
 		ledger := ""
 		if popts.Ledger != nil {
-			ledger = popts.Ledger.Path()
+			ledger = popts.Ledger.Store().Path()
 		}
 		view = newProxyView(f, endpoint, ref.URL, ledger)
 		popts.OnEvent = view.send
@@ -241,7 +241,7 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(errOut, "mcptask: proxying %s -> %s\n", endpoint, ref)
 	if popts.Ledger != nil {
-		fmt.Fprintf(errOut, "mcptask: the hosts' tasks go to the ledger %s\n", popts.Ledger.Path())
+		fmt.Fprintf(errOut, "mcptask: the hosts' tasks go to the ledger %s\n", popts.Ledger.Store().Path())
 	}
 	if view != nil {
 		err = view.run(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -52,7 +53,11 @@ type Cancelled struct {
 // (which drop or keep the record) always land after them.
 func Cancel(ctx, wctx context.Context, c *rpc.Client, r CancelRequest) (Cancelled, error) {
 	var out Cancelled
-	led := NewLedger(r.Ledger, r.Warn)
+	led := ledger.New(r.Ledger, ledger.Options{OnError: func(err error) {
+		if r.Warn != nil {
+			r.Warn(err.Error())
+		}
+	}})
 	t, err := r.cancel(wctx, c, led, &out)
 	led.Close()
 	if err != nil || r.Follow == nil {
@@ -66,7 +71,7 @@ func Cancel(ctx, wctx context.Context, c *rpc.Client, r CancelRequest) (Cancelle
 
 // cancel sends tasks/cancel and, to follow, makes sure of the task; it returns the task as
 // last seen.
-func (r CancelRequest) cancel(ctx context.Context, c *rpc.Client, led *Ledger, out *Cancelled) (*rpc.Task, error) {
+func (r CancelRequest) cancel(ctx context.Context, c *rpc.Client, led *ledger.Writer, out *Cancelled) (*rpc.Task, error) {
 	err := r.Guard.run(ctx, "tasks/cancel", func(ctx context.Context) (err error) {
 		out.Task, out.Ack, err = c.CancelTask(ctx, r.TaskID)
 		return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -21,8 +22,13 @@ var errDetached = errors.New("detached")
 // Options tune an Engine. The zero value follows tasks to their end by polling, writing
 // nothing to any ledger, and ends a task that asks a question as EndInputRequired.
 type Options struct {
-	// Ledger is the state file whose records follow the tasks; nil writes nothing.
+	// Ledger is the state file whose records follow the tasks; nil writes nothing. The engine
+	// writes it through a ledger.Writer of its own, closed when Run returns.
 	Ledger *state.Store
+	// Writer, when set, is used instead of Ledger: the writer a command shares with the
+	// engine, so that the command's own changes and the engine's land in the order they were
+	// made. Run flushes it when it returns; its owner closes it.
+	Writer *ledger.Writer
 	// Keep keeps the record of a finished task as history, marked shown (--keep), instead of
 	// dropping it.
 	Keep bool
@@ -65,7 +71,7 @@ type Options struct {
 type Engine struct {
 	opts   Options
 	sinks  []Sink
-	ledger *Ledger
+	ledger *ledger.Writer
 
 	emitMu sync.Mutex
 
@@ -220,8 +226,17 @@ func (e *Engine) Run(ctx context.Context) []Outcome {
 	servers := e.servers
 	e.mu.Unlock()
 
-	e.ledger = NewLedger(e.opts.Ledger, e.opts.Warn)
-	defer e.ledger.Close()
+	if e.opts.Writer != nil {
+		e.ledger = e.opts.Writer
+		defer e.ledger.Flush()
+	} else {
+		var onError func(error)
+		if warn := e.opts.Warn; warn != nil {
+			onError = func(err error) { warn(err.Error()) }
+		}
+		e.ledger = ledger.New(e.opts.Ledger, ledger.Options{OnError: onError})
+		defer e.ledger.Close()
+	}
 	inFlight := make(chan struct{}, e.opts.MaxInFlight)
 	waiting := 0
 	for _, k := range tasks {

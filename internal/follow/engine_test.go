@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
@@ -258,7 +259,7 @@ func TestPushUpdates(t *testing.T) {
 // TestExpiryMarksAreBatched: a server that has forgotten two hundred tasks (a restart without
 // its store) expires them all; the marks reach the ledger in a few writes, not two hundred.
 // The first looks are spread over one interval (2 s by default), so the marks come over it
-// too: one write per batch of BatchEvery, and one at the end.
+// too: one write per batch of ledger.BatchEvery, and one at the end.
 func TestExpiryMarksAreBatched(t *testing.T) {
 	url, _ := demoServer(t, demo.Options{})
 	path := ledgerPath(t)
@@ -287,7 +288,7 @@ func TestExpiryMarksAreBatched(t *testing.T) {
 			t.Fatalf("not marked expired: %+v", r)
 		}
 	}
-	if w := e.ledger.writes.Load(); w > int64(DefaultInterval/BatchEvery)+2 {
+	if w := e.ledger.Writes(); w > int64(DefaultInterval/ledger.BatchEvery)+2 {
 		t.Errorf("200 expiry marks took %d ledger writes", w)
 	}
 }
@@ -368,5 +369,39 @@ func TestUnreachableEndsAtOnce(t *testing.T) {
 	ends := []End{outs[0].End, outs[1].End, outs[2].End}
 	if !slices.Equal(ends, []End{EndError, EndError, EndResult}) || !outs[0].Unreachable || outs[2].Unreachable {
 		t.Fatalf("outcomes %+v", outs)
+	}
+}
+
+// TestSharedWriter: a command's own ledger changes and the engine's go through one writer
+// (Options.Writer), in the order they were made; Run flushes that writer and leaves it open
+// for its owner.
+func TestSharedWriter(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	path := ledgerPath(t)
+	rec := state.Record{TaskID: "gone", Server: state.Server{URL: url}, Era: rpc.VersionModern, Tool: "sleep", Status: "working", CreatedAt: time.Now()}
+	if err := state.Open(path).Put(rec); err != nil {
+		t.Fatal(err)
+	}
+	w := ledger.New(state.Open(path), ledger.Options{Every: time.Hour})
+	key := rec.Server.Key()
+	w.Patch(key, "gone", func(r *state.Record) { r.StatusMessage, r.Expired = "the command's change", false })
+	e := New(Options{Writer: w, NoPush: true})
+	s := e.Server(url, url)
+	s.Follow(connect(t, url, rpc.VersionModern, s), Target{ID: "gone", Record: &rec})
+	if o := e.Run(t.Context()); len(o) != 1 || o[0].End != EndExpired {
+		t.Fatalf("outcomes %+v, want one expired", o)
+	}
+	got := records(t, path)
+	if len(got) != 1 || !got[0].Expired || got[0].StatusMessage != "the command's change" {
+		t.Fatalf("after Run the record is %+v: want the command's change, then the engine's expiry mark", got)
+	}
+	// A closed writer writes a change at once; an open one keeps it for its batch.
+	w.Patch(key, "gone", func(r *state.Record) { r.LastError = "after the run" })
+	if got := records(t, path); got[0].LastError != "" {
+		t.Fatalf("the engine closed a writer it does not own: %+v", got[0])
+	}
+	w.Close()
+	if got := records(t, path); got[0].LastError != "after the run" {
+		t.Fatalf("Close did not write the last change: %+v", got[0])
 	}
 }

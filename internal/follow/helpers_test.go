@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/demo/demotest"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
@@ -202,7 +203,7 @@ func create(t *testing.T, c *rpc.Client, url, tool string, args map[string]any, 
 	}
 	if path != "" {
 		r := state.Record{TaskID: res.Task.TaskID, Server: state.Server{URL: url}, Era: string(c.Era()), SessionID: c.SessionID(), Tool: tool, CreatedAt: res.Task.CreatedAt}
-		ApplyTask(&r, res.Task)
+		ledger.ApplyTask(&r, res.Task)
 		if err := state.Open(path).Put(r); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -93,7 +94,7 @@ type UpdateRequest struct {
 	// Wait bounds, on 2025-11-25, the wait for the question (--timeout).
 	Wait time.Duration
 	// Ledger gets the keys answered under Key.
-	Ledger *Ledger
+	Ledger *ledger.Writer
 	Key    string
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -113,7 +114,7 @@ func TestUpdateAnswersNow(t *testing.T) {
 			c := connectWith(t, url, era, u.ClientOptions(rpc.ClientOptions{}, func(string) {}))
 			tk := create(t, c, url, "ask", nil, path)
 			waitStatus(t, c, tk.TaskID, rpc.StatusInputRequired)
-			led := NewLedger(state.Open(path), func(msg string) { t.Error(msg) })
+			led := ledger.New(state.Open(path), ledger.Options{OnError: func(err error) { t.Error(err) }})
 			defer led.Close()
 			out, err := u.Run(t.Context(), c, UpdateRequest{TaskID: tk.TaskID, Answers: ans, Wait: 10 * time.Second, Ledger: led, Key: state.Server{URL: url}.Key()})
 			if err != nil || !slices.Equal(out.Answered, []string{key}) {

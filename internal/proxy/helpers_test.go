@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/demo"
 	"github.com/mcptask/mcptask/internal/demo/demotest"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -63,7 +64,7 @@ type rig struct {
 	url    string // the proxy's endpoint
 	up     string // the server's endpoint
 	store  *state.Store
-	ledger *Ledger
+	ledger *ledger.Writer
 	rec    *lockedBuffer
 	trace  *lockedBuffer
 	ev     *events
@@ -74,8 +75,7 @@ func newRig(t *testing.T, upstream string) *rig {
 	t.Helper()
 	r := &rig{up: upstream, rec: &lockedBuffer{}, trace: &lockedBuffer{}, ev: &events{}}
 	r.store = state.Open(filepath.Join(t.TempDir(), "tasks.json"))
-	r.ledger = NewLedger(r.store, nil)
-	r.ledger.BatchEvery = 10 * time.Millisecond
+	r.ledger = ledger.New(r.store, ledger.Options{Every: 10 * time.Millisecond})
 	r.p = New(Options{Server: state.Server{URL: upstream}, Ledger: r.ledger, Record: r.rec, Trace: r.trace, OnEvent: r.ev.add})
 	h, err := r.p.Handler(HTTPOptions{Upstream: upstream})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -468,7 +469,7 @@ func TestLedgerFailureForwardsAnyway(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := &events{}
-	p := New(Options{Server: state.Server{URL: up}, Ledger: NewLedger(state.Open(filepath.Join(blocker, "tasks.json")), nil), OnEvent: ev.add})
+	p := New(Options{Server: state.Server{URL: up}, Ledger: ledger.New(state.Open(filepath.Join(blocker, "tasks.json")), ledger.Options{}), OnEvent: ev.add})
 	h, _ := p.Handler(HTTPOptions{Upstream: up})
 	hs := httptest.NewServer(h)
 	defer hs.Close()

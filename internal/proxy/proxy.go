@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
-	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -116,8 +116,11 @@ type Options struct {
 	// Server says how mcptask reaches the real server again; each ledger record keeps it. It
 	// never holds a secret: only header and variable names.
 	Server state.Server
-	// Ledger receives every task a host creates; nil turns the ledger off (--no-ledger).
-	Ledger *Ledger
+	// Ledger receives every task a host creates; nil turns the ledger off (--no-ledger). A
+	// CreateTaskResult waits for its Put (durable); status changes are batched, and the end of
+	// a task is written (PatchNow) before the host learns of it. Close closes it. Failures of
+	// batched writes become notices unless the writer reports them elsewhere.
+	Ledger *ledger.Writer
 	// Record receives the --record NDJSON stream; nil turns recording off.
 	Record io.Writer
 	// Trace receives the human-readable --trace form of the same stream (secrets redacted).
@@ -352,17 +355,13 @@ func New(opts Options) *Proxy {
 	}
 	p.lint = check.NewLinter(p.violation)
 	p.lint.Now = opts.Now
-	if opts.Ledger != nil && opts.Ledger.writeErr == nil {
-		opts.Ledger.writeErr = func(err error) { p.notice(nil, "could not update the ledger: %v", err) }
-	}
+	opts.Ledger.ReportTo(func(err error) { p.notice(nil, "could not update the ledger: %v", err) })
 	return p
 }
 
 // Close writes what the ledger still holds.
 func (p *Proxy) Close() {
-	if p.opts.Ledger != nil {
-		p.opts.Ledger.Close()
-	}
+	p.opts.Ledger.Close()
 }
 
 func (p *Proxy) emit(ev Event) {
@@ -820,13 +819,9 @@ func (p *Proxy) created(x *exchange, t *rpc.Task, era rpc.Era) {
 		if x.header != nil && x.header.Get("Authorization") != "" && !slices.ContainsFunc(srv.HeaderNames, func(n string) bool { return strings.EqualFold(n, "Authorization") }) {
 			srv.HeaderNames = append(slices.Clone(srv.HeaderNames), "Authorization")
 		}
-		rec := state.Record{TaskID: t.TaskID, Server: srv, Era: string(era), Protocol: version, SessionID: session,
-			Tool: x.params.Name, CreatedAt: t.CreatedAt, Via: Via}
-		if rec.CreatedAt.IsZero() {
-			rec.CreatedAt = now
-		}
-		follow.ApplyTask(&rec, t)
-		if err := p.opts.Ledger.Create(rec); err != nil {
+		rec := ledger.NewRecord(ledger.Origin{Server: srv, Era: string(era), Protocol: version, SessionID: session,
+			Tool: x.params.Name, Via: Via}, t, now)
+		if err := p.opts.Ledger.Put(rec); err != nil {
 			p.notice(x.h, "task %s: writing it to the ledger failed: %v", t.TaskID, err)
 		} else {
 			info.InLedger = true
@@ -878,7 +873,7 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 		return
 	}
 	if !onHost {
-		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { follow.ApplyTask(r, t) })
+		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { ledger.ApplyTask(r, t) })
 	}
 	p.emit(Event{Kind: EventStatus, Host: h.label(), Task: info, Via: via})
 }
@@ -891,10 +886,10 @@ func (p *Proxy) ledgerChange(h *host, id string, ended bool, fn func(r *state.Re
 		return
 	}
 	if !ended {
-		l.Update(p.opts.Server.Key(), id, fn)
+		l.Patch(p.opts.Server.Key(), id, fn)
 		return
 	}
-	if err := l.Settle(p.opts.Server.Key(), id, fn); err != nil {
+	if err := l.PatchNow(p.opts.Server.Key(), id, fn); err != nil {
 		p.notice(h, "task %s: writing its end to the ledger failed: %v", id, err)
 	}
 }

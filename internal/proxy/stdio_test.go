@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/spectest"
 	"github.com/mcptask/mcptask/internal/state"
@@ -91,7 +92,7 @@ func runTestProxy() int {
 	dir, _ := os.Getwd()
 	opts := Options{Server: state.Server{Command: argv, Dir: dir}}
 	if p := os.Getenv("PROXY_TEST_LEDGER"); p != "" {
-		opts.Ledger = NewLedger(state.Open(p), nil)
+		opts.Ledger = ledger.New(state.Open(p), ledger.Options{})
 	}
 	if p := os.Getenv("PROXY_TEST_RECORD"); p != "" {
 		f, err := os.Create(p)

@@ -12,7 +12,7 @@ import (
 // Adding a record is what a one-shot `mcptask call --detach` does, and the proxy for every task
 // a host creates. Rewriting the whole ledger for it (temp file, fsync, rename, fsync of the
 // directory) made that cost grow with the ledger: 98 ms at 5,000 records against 51 ms for an
-// empty one (issue 21). appendLine adds the record's line in place instead, with one fsync:
+// empty one (issue 21). appendLines adds the records' lines in place instead, with one fsync:
 //
 //   - the file ends in "\n]}\n" as every writer leaves it; the new line, led by a comma when
 //     records precede it, is written over that "]}\n" followed by a new "]}\n", so the file is
@@ -31,11 +31,11 @@ var header = []byte(headerPrefix + strconv.Itoa(Version) + `,"tasks":[` + "\n")
 // closing ends the file.
 var closing = []byte("]}\n")
 
-// appendLine adds line at the end of the ledger in place and fsyncs it. It reports false, having
+// appendLines adds lines at the end of the ledger in place and fsyncs it. It reports false, having
 // written nothing, when the file is not one it can add to as it stands: missing, in another
 // layout or version, or damaged. The caller then rewrites the ledger. The caller holds the
 // exclusive lock.
-func (s *Store) appendLine(line []byte) (bool, error) {
+func (s *Store) appendLines(lines [][]byte) (bool, error) {
 	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -73,12 +73,18 @@ func (s *Store) appendLine(line []byte) (bool, error) {
 	if !bytes.Equal(tail, want) {
 		return false, nil // no closing line: a writer was killed here; the rewrite repairs it
 	}
-	buf := make([]byte, 0, len(line)+len(closing)+2)
-	if !empty {
-		buf = append(buf, ',')
+	n := len(closing)
+	for _, line := range lines {
+		n += len(line) + 2
 	}
-	buf = append(buf, line...)
-	buf = append(buf, '\n')
+	buf := make([]byte, 0, n)
+	for i, line := range lines {
+		if !empty || i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, line...)
+		buf = append(buf, '\n')
+	}
 	buf = append(buf, closing...)
 	end := size - int64(len(closing))
 	if _, err := f.WriteAt(buf, end); err != nil {

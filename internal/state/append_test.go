@@ -227,3 +227,94 @@ func TestAppendNeedsItsOwnLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestPutManyAppends: several records added together are one write in place, in order, with
+// a later record of the same task and server winning; the file stays JSON.
+func TestPutManyAppends(t *testing.T) {
+	path, before := appendFixture(t, 2)
+	fi1, _ := os.Stat(path)
+	second := rec("b", "http://a/mcp")
+	second.StatusMessage = "second"
+	if err := Open(path).PutMany([]Record{rec("a", "http://a/mcp"), rec("b", "http://a/mcp"), second, rec("old-0", "http://b/mcp")}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	fi2, _ := os.Stat(path)
+	if !os.SameFile(fi1, fi2) || !bytes.HasPrefix(after, before[:len(before)-len(closing)]) {
+		t.Errorf("adding records must write in place, over the closing line only")
+	}
+	if !json.Valid(after) {
+		t.Fatalf("the file must stay JSON:\n%s", after)
+	}
+	var got []string
+	for _, r := range mustLoad(t, Open(path)).Tasks {
+		got = append(got, r.TaskID+"@"+r.Server.URL+"="+r.StatusMessage)
+	}
+	want := []string{"old-0@http://a/mcp=", "old-1@http://a/mcp=", "a@http://a/mcp=", "b@http://a/mcp=second", "old-0@http://b/mcp="}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("records %v, want %v", got, want)
+	}
+}
+
+// TestKilledPutMany: a writer killed at any byte of a write of two records leaves every
+// earlier record, each new record exactly when its line is whole, and a file the next Put
+// repairs.
+func TestKilledPutMany(t *testing.T) {
+	path, base := appendFixture(t, 2)
+	var write []byte
+	var ends []int
+	for _, id := range []string{"cut1", "cut2"} {
+		line, err := encodeRecord(rec(id, "http://a/mcp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write = append(append(append(write, ','), line...), '\n')
+		ends = append(ends, len(write)-1) // the line without its newline is whole JSON too
+	}
+	write = append(write, closing...)
+	end := len(base) - len(closing)
+	for k := 0; k <= len(write); k++ {
+		data := append([]byte{}, base[:end]...)
+		data = append(data, write[:k]...)
+		if end+k < len(base) {
+			data = append(data, base[end+k:]...)
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st := Open(path)
+		for _, next := range []bool{false, true} {
+			if next {
+				var ce *CorruptError
+				if err := st.Put(rec("next", "http://a/mcp")); err != nil && !(errors.As(err, &ce) && ce.Torn) {
+					t.Fatalf("k=%d: Put after the cut: %v", k, err)
+				}
+			}
+			f, err := st.Load()
+			if err != nil {
+				t.Fatalf("k=%d: Load: %v", k, err)
+			}
+			have := map[string]int{}
+			for _, r := range f.Tasks {
+				have[r.TaskID]++
+			}
+			wantN := 2
+			for i, id := range []string{"cut1", "cut2"} {
+				if whole := k >= ends[i]; (have[id] == 1) != whole {
+					t.Fatalf("k=%d next=%v: %s there %d times, whole=%v: %v", k, next, id, have[id], whole, have)
+				} else if whole {
+					wantN++
+				}
+			}
+			if next {
+				wantN++
+			}
+			if have["old-0"] != 1 || have["old-1"] != 1 || len(f.Tasks) != wantN {
+				t.Fatalf("k=%d next=%v: records %v, want %d", k, next, have, wantN)
+			}
+		}
+		for _, old := range mustGlob(t, path+".torn-*") {
+			os.Remove(old)
+		}
+	}
+}

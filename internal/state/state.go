@@ -297,30 +297,45 @@ func (s *Store) updateRaw(fn func(l *rawLedger) error) error {
 // Put inserts r, or replaces the record of the same task on the same server. It adds one line
 // to the file and fsyncs it (append.go), so its cost does not grow with the ledger; a file
 // that cannot take a line as it stands is rewritten instead.
-func (s *Store) Put(r Record) error {
-	r.SavedAt = time.Now().UTC()
-	line, err := s.encode(r)
-	if err != nil {
-		return err
+func (s *Store) Put(r Record) error { return s.PutMany([]Record{r}) }
+
+// PutMany is Put for several records at once, in one write and one fsync: the tasks a host
+// starts together through the proxy (internal/ledger) cost one write, not one each. A later
+// record of the same task on the same server wins.
+func (s *Store) PutMany(recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	lines := make([][]byte, len(recs))
+	for i, r := range recs {
+		r.SavedAt = now
+		line, err := s.encode(r)
+		if err != nil {
+			return err
+		}
+		lines[i] = line
 	}
 	appended := false
-	err = s.locked(true, func() error {
-		appended, err = s.appendLine(line)
+	err := s.locked(true, func() error {
+		var err error
+		appended, err = s.appendLines(lines)
 		return err
 	})
 	if err != nil || appended {
 		return err
 	}
-	key := r.Server.Key()
 	return s.updateRaw(func(l *rawLedger) error {
-		i, _, err := l.find(r.TaskID, key)
-		if err != nil {
-			return s.corrupt(err)
-		}
-		if i >= 0 {
-			l.lines[i] = line
-		} else {
-			l.lines = append(l.lines, line)
+		for j, r := range recs {
+			i, _, err := l.find(r.TaskID, r.Server.Key())
+			if err != nil {
+				return s.corrupt(err)
+			}
+			if i >= 0 {
+				l.lines[i] = lines[j]
+			} else {
+				l.lines = append(l.lines, lines[j])
+			}
 		}
 		return nil
 	})
