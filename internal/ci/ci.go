@@ -182,7 +182,10 @@ func Neutralize(sys System, text string) string {
 	for strings.Contains(text, token) {
 		token = newToken()
 	}
-	if !strings.HasSuffix(text, "\n") {
+	// The closing command must start a line of its own. A text that already ends a line, with
+	// "\n" or with the lone "\r" the runner also reads as a line's end (Writer holds back a
+	// "\r" that may be half of "\r\n"), is left byte for byte as it is.
+	if !strings.HasSuffix(text, "\n") && !strings.HasSuffix(text, "\r") {
 		text += "\n"
 	}
 	return "::stop-commands::" + token + "\n" + text + "::" + token + "::\n"
