@@ -218,7 +218,11 @@ func FuzzAnnotation(f *testing.F) {
 		if len(a.Props) > 1 || a.Data != termsafe.String(msg) {
 			t.Fatalf("the annotation reads back as %+v from %q", a, buf.String())
 		}
-		if got, want := a.Props["title"], strings.TrimRightFunc(termsafe.Line(title), citest.IsDotNetWhiteSpace); got != want && want != "" {
+		// A title the runner reads must be the title. It may read none: it drops a value that is
+		// empty once its leading '=' are gone (Split('=', 2, RemoveEmptyEntries), citest.splitPair)
+		// or that its culture-aware comparisons ignore altogether; a cosmetic loss, not a way in.
+		want := strings.TrimLeft(strings.TrimRightFunc(termsafe.Line(title), citest.IsDotNetWhiteSpace), "=")
+		if got, ok := a.Props["title"]; ok && got != want {
 			t.Fatalf("title %q reads back as %q", want, got)
 		}
 	})
