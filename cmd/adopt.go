@@ -73,13 +73,9 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			key := ""
-			if f.Global.ServerSet {
-				ref, _, err := f.serverRef()
-				if err != nil {
-					return err
-				}
-				key = toServer(ref).Key()
+			key, err := f.namedServerKey()
+			if err != nil {
+				return err
 			}
 			var out []adoptEntry
 			var missing []string

@@ -63,6 +63,19 @@ func (f *Factory) warnf(format string, args ...any) {
 	fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.String(termsafe.Cut(f.redactor().Text(fmt.Sprintf(format, args...)))))
 }
 
+// namedServerKey is the ledger key of the server the command line names (--server, --stdio),
+// or "" when none was named: the filter of commands that pick records (findTask, forget, adopt).
+func (f *Factory) namedServerKey() (string, error) {
+	if !f.Global.ServerSet {
+		return "", nil
+	}
+	ref, _, err := f.serverRef()
+	if err != nil {
+		return "", err
+	}
+	return toServer(ref).Key(), nil
+}
+
 // findTask looks id up in the ledger and picks the record the command means: the one on the
 // server given by --server/--stdio when one was given on the command line, else the only one.
 // It returns nil (no error) when the ledger has no usable record and a server was given.
@@ -75,12 +88,11 @@ func (f *Factory) findTask(id string) (*state.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Global.ServerSet {
-		ref, _, err := f.serverRef()
-		if err != nil {
-			return nil, err
-		}
-		key := toServer(ref).Key()
+	key, err := f.namedServerKey()
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
 		for i := range recs {
 			if recs[i].Server.Key() == key {
 				return &recs[i], nil

@@ -212,13 +212,9 @@ all of them unless --server or --stdio names one.`,
 			if err != nil {
 				return err
 			}
-			key := ""
-			if f.Global.ServerSet {
-				ref, _, err := f.serverRef()
-				if err != nil {
-					return err
-				}
-				key = toServer(ref).Key()
+			key, err := f.namedServerKey()
+			if err != nil {
+				return err
 			}
 			var missing []string
 			err = st.Update(func(file *state.File) error {
