@@ -85,6 +85,11 @@ func TestSchemaValidation(t *testing.T) {
 			t.Errorf("the problem does not say where: %q", p)
 		}
 	}
+	// What is missing is named in plain words.
+	p := official.validate(schemaExt, "CreateTaskResult", []byte(`{"resultType":"task","taskId":"a","status":"working","createdAt":"x","lastUpdatedAt":"x"}`))
+	if !strings.Contains(p, "missing property 'ttlMs'") {
+		t.Errorf("the problem does not name the missing member: %q", p)
+	}
 }
 
 func TestBuildArgs(t *testing.T) {

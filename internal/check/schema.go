@@ -6,16 +6,14 @@ package check
 // would provide them; internal/spectest uses the same files from shared/spec in the tests.
 
 import (
-	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
-	"sort"
+	"net/url"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 //go:embed schemas/*.schema.json
@@ -27,120 +25,138 @@ const (
 	schemaExt    = "tasks-ext-2026-07-28.schema.json"
 )
 
-// schemas compiles definitions on first use and caches them; one set serves every run.
+// The validator is github.com/google/jsonschema-go, the one the official Go MCP SDK uses. It
+// does its work when a schema is resolved, not when the package is initialised: the validator
+// used before (santhosh-tekuri/jsonschema/v6) compiled the metaschemas of five drafts in its
+// package init, 2.9 ms and 1.7 MB at the start of every mcptask command, although only
+// `mcptask check` validates anything (bench/README.md, `call --detach` against curl).
+
+// schemas parses the files on first use and resolves each definition once; one set serves
+// every run.
 type schemas struct {
-	once   sync.Once
-	err    error
-	c      *jsonschema.Compiler
-	urlFor map[string]string
+	once  sync.Once
+	err   error
+	files map[string]*jsonschema.Schema // by the URI a $ref names it with
 
 	mu    sync.Mutex
-	cache map[string]*jsonschema.Schema
+	cache map[string]*jsonschema.Resolved
 }
 
 var official schemas
 
+const schemaBase = "mcptask:///schemas/"
+
 func (s *schemas) load() error {
 	s.once.Do(func() {
-		s.c = jsonschema.NewCompiler()
-		s.urlFor = map[string]string{}
-		s.cache = map[string]*jsonschema.Schema{}
+		s.files = map[string]*jsonschema.Schema{}
+		s.cache = map[string]*jsonschema.Resolved{}
 		for _, f := range []string{schemaLegacy, schemaModern, schemaExt} {
 			b, err := schemaFiles.ReadFile("schemas/" + f)
 			if err != nil {
 				s.err = err
 				return
 			}
-			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-			if err != nil {
+			var doc jsonschema.Schema
+			if err := json.Unmarshal(b, &doc); err != nil {
 				s.err = fmt.Errorf("schema %s: %w", f, err)
 				return
 			}
-			url := "mcptask:///schemas/" + f
-			if m, ok := doc.(map[string]any); ok {
-				if id, ok := m["$id"].(string); ok {
-					url = id
-				}
-			}
-			if err := s.c.AddResource(url, doc); err != nil {
-				s.err = fmt.Errorf("schema %s: %w", f, err)
-				return
-			}
-			s.urlFor[f] = url
+			// The definitions are reached as schemaBase+f; the files' own $id would pull
+			// references towards the network, where nothing is fetched.
+			doc.ID = ""
+			s.files[schemaBase+f] = &doc
 		}
 	})
 	return s.err
 }
 
+// resolved is definition def of file f, ready to validate with.
+func (s *schemas) resolved(f, def string) (*jsonschema.Resolved, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := f + "#" + def
+	if rs, ok := s.cache[key]; ok {
+		return rs, nil
+	}
+	ref := &jsonschema.Schema{Ref: schemaBase + f + "#/$defs/" + def}
+	rs, err := ref.Resolve(&jsonschema.ResolveOptions{
+		BaseURI: schemaBase + "ref.json",
+		Loader: func(u *url.URL) (*jsonschema.Schema, error) {
+			if doc, ok := s.files[u.String()]; ok {
+				return doc, nil
+			}
+			return nil, fmt.Errorf("no embedded schema %s", u)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.cache[key] = rs
+	return rs, nil
+}
+
 // validate checks instance against definition def of schema file f. It returns "" when the
-// instance is valid, else a short description of the first problems.
+// instance is valid, else a short description of the problem.
 func (s *schemas) validate(f, def string, instance []byte) string {
 	if err := s.load(); err != nil {
 		return "" // cannot happen with embedded files; never blame the server for it
 	}
-	s.mu.Lock()
-	key := f + "#" + def
-	sch, ok := s.cache[key]
-	if !ok {
-		var err error
-		sch, err = s.c.Compile(s.urlFor[f] + "#/$defs/" + def)
-		if err != nil {
-			s.mu.Unlock()
-			return ""
-		}
-		s.cache[key] = sch
-	}
-	s.mu.Unlock()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(instance))
+	rs, err := s.resolved(f, def)
 	if err != nil {
+		return "" // the same: the embedded files resolve, TestSchemaValidation shows it
+	}
+	var inst any
+	if err := json.Unmarshal(instance, &inst); err != nil {
 		return "not JSON: " + err.Error()
 	}
-	err = sch.Validate(inst)
-	if err == nil {
-		return ""
+	if err := rs.Validate(inst); err != nil {
+		return def + ": " + summarize(err.Error())
 	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return err.Error()
-	}
-	return def + ": " + summarize(ve)
+	return ""
 }
 
-var english = message.NewPrinter(language.English)
-
-// summarize names the most specific problems of a validation error: the leaves deepest in the
-// instance, at most three, so that an anyOf over five task variants does not bury the point.
-func summarize(ve *jsonschema.ValidationError) string {
-	type leaf struct {
-		at, msg string
-		depth   int
-	}
-	var leaves []leaf
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			msg := e.ErrorKind.LocalizedString(english)
-			leaves = append(leaves, leaf{"/" + strings.Join(e.InstanceLocation, "/"), msg, len(e.InstanceLocation)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.SliceStable(leaves, func(i, j int) bool { return leaves[i].depth > leaves[j].depth })
-	seen := map[string]bool{}
-	var parts []string
-	for _, l := range leaves {
-		p := "at " + l.at + ": " + l.msg
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		parts = append(parts, p)
-		if len(parts) == 3 {
+// summarize turns the validator's chain ("validating root: validating /$defs/A: validating
+// /$defs/A/properties/b: …: enum: x does not equal any of …") into where and what: the deepest
+// schema location that names a property, an item or a branch (else the deepest), as the nearest thing to the place in the
+// instance, and the validator's own words for the problem.
+func summarize(msg string) string {
+	const step = "validating "
+	where := ""
+	for strings.HasPrefix(msg, step) {
+		loc, rest, ok := strings.Cut(msg[len(step):], ": ")
+		if !ok {
 			break
 		}
+		if named(loc) || !named(where) {
+			where = loc
+		}
+		msg = rest
 	}
-	return strings.Join(parts, "; ")
+	msg = plainer(msg)
+	if where == "" || where == "root" {
+		return "at /: " + msg
+	}
+	return "at " + where + ": " + msg
+}
+
+// plainer says the commonest problem, a missing member, in words a server author reads at a
+// glance: `required: missing properties: ["ttl"]` becomes `missing property 'ttl'`.
+func plainer(msg string) string {
+	list, ok := strings.CutPrefix(msg, "required: missing properties: ")
+	if !ok {
+		return msg
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(strings.Join(strings.Fields(list), ",")), &names); err != nil || len(names) == 0 {
+		return msg
+	}
+	if len(names) == 1 {
+		return "missing property '" + names[0] + "'"
+	}
+	return "missing properties '" + strings.Join(names, "', '") + "'"
+}
+
+// named reports whether a schema location goes down to a property, an item or a branch.
+func named(loc string) bool {
+	return strings.Contains(loc, "/properties/") || strings.Contains(loc, "/items") || strings.Contains(loc, "Of/")
 }
