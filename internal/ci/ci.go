@@ -91,10 +91,16 @@ const (
 var (
 	// lineBreaks are the line ends of StreamReader.ReadLine.
 	lineBreaks = regexp.MustCompile(`\r\n|\r|\n`)
-	// commandStart is a line TryParseV2 could read.
-	commandStart = regexp.MustCompile(`^` + leadSkip + `:` + innerSkip + `:`)
+	// commandStart is a line TryParseV2 could read. It and legacyPrefix are compiled on first
+	// use: their Unicode classes cost 0.4 ms, which a command that never writes a CI log (most
+	// runs) should not pay at start-up (bench/README.md, `call --detach` against curl).
+	commandStart = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^` + leadSkip + `:` + innerSkip + `:`)
+	})
 	// legacyPrefix is the "##[" TryParse finds anywhere in a line.
-	legacyPrefix = regexp.MustCompile(`#` + innerSkip + `#` + innerSkip + `\[`)
+	legacyPrefix = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`#` + innerSkip + `#` + innerSkip + `\[`)
+	})
 )
 
 // Dangerous reports whether text holds a line GitHub's runner could take as a workflow command.
@@ -113,7 +119,7 @@ func Dangerous(text string) bool {
 func dangerousLine(line string) bool {
 	// (The byte order mark the runner drops at a stream's start is a format character:
 	// skipped as well.)
-	return commandStart.MatchString(line) || legacyPrefix.MatchString(line)
+	return commandStart().MatchString(line) || legacyPrefix().MatchString(line)
 }
 
 // Defuse changes a line GitHub's runner could take as a command so that it cannot, the way the
@@ -121,18 +127,18 @@ func dangerousLine(line string) bool {
 // writes `##[\start-action`): a backslash goes before the colons of a leading "::", and after
 // the "[" of every "##[". The text stays readable; other lines are returned as they are.
 func Defuse(line string) string {
-	if loc := commandStart.FindStringIndex(line); loc != nil {
+	if loc := commandStart().FindStringIndex(line); loc != nil {
 		i := strings.IndexByte(line, ':')
 		line = line[:i] + `\` + line[i:]
 	}
-	return legacyPrefix.ReplaceAllStringFunc(line, func(m string) string { return m + `\` })
+	return legacyPrefix().ReplaceAllStringFunc(line, func(m string) string { return m + `\` })
 }
 
 // defuseJSON changes "##[" inside the JSON text line (where it can only stand in a string)
 // to "\u0023#[": the same string to every JSON reader, no command to the runner. A line of
 // JSON text never starts with "::".
 func defuseJSON(line string) string {
-	return legacyPrefix.ReplaceAllStringFunc(line, func(m string) string { return `\u0023` + m[1:] })
+	return legacyPrefix().ReplaceAllStringFunc(line, func(m string) string { return `\u0023` + m[1:] })
 }
 
 // GitLab's job log (gitlab-org/gitlab, mirrored as gitlabhq/gitlabhq:

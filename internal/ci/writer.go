@@ -115,7 +115,7 @@ func (w *Writer) neutralize(text string) string {
 		case !dangerousLine(line):
 		case w.JSON || json.Valid([]byte(line)):
 			line = defuseJSON(line)
-			if commandStart.MatchString(line) { // not JSON after all (JSON never starts with "::")
+			if commandStart().MatchString(line) { // not JSON after all (JSON never starts with "::")
 				line = Defuse(line)
 			}
 		default:
