@@ -82,7 +82,23 @@ func Main() int {
 // Run executes one mcptask command line against f and returns the exit code.
 func Run(ctx context.Context, f *Factory, args []string) int {
 	f.started = time.Now()
-	root := NewCmdRoot(f)
+	err := execute(ctx, f, NewCmdRoot(f), args)
+	f.closeConnector()
+	f.finishWorkflow()
+	code := exitCode(ctx, err)
+	if err != nil {
+		reportError(f, code, err)
+	}
+	f.flushRedacted()
+	if f.wf != nil {
+		f.wf.flush()
+	}
+	return code
+}
+
+// execute runs args through the command tree root, with every error cobra returns before a
+// command runs typed as a usage error.
+func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string) error {
 	reached := typeArgErrors(root)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)
@@ -98,17 +114,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 			err = &FlagError{Err: err}
 		}
 	}
-	f.closeConnector()
-	f.finishWorkflow()
-	code := exitCode(ctx, err)
-	if err != nil {
-		reportError(f, code, err)
-	}
-	f.flushRedacted()
-	if f.wf != nil {
-		f.wf.flush()
-	}
-	return code
+	return err
 }
 
 // NewCmdRoot builds the command tree.
