@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/mcptask/mcptask/internal/lines"
 )
 
 // Writer neutralises everything written through it for the job log of Sys, so that no line of
@@ -32,8 +34,8 @@ type Writer struct {
 	JSON  bool
 	Exact bool
 
-	mu      sync.Mutex
-	partial []byte
+	mu   sync.Mutex
+	held lines.Held
 }
 
 // Write implements io.Writer. It reports len(p) written once the complete lines of p are
@@ -44,13 +46,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	end := w.lastLineEnd(p)
-	if end < 0 {
-		w.partial = append(w.partial, p...)
+	chunk := w.held.Add(p, w.lastLineEnd(p))
+	if chunk == nil {
 		return len(p), nil
 	}
-	chunk := append(w.partial, p[:end+1]...)
-	w.partial = append([]byte(nil), p[end+1:]...)
 	if err := w.pass(chunk); err != nil {
 		return 0, err
 	}
@@ -61,12 +60,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.partial) == 0 {
+	if w.held.Empty() {
 		return nil
 	}
-	chunk := w.partial
-	w.partial = nil
-	return w.pass(chunk)
+	return w.pass(w.held.Rest())
 }
 
 // Trusted returns a writer for mcptask's own workflow commands (Log): it writes as is, but

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"sync"
+
+	"github.com/mcptask/mcptask/internal/lines"
 )
 
 // Writer hides the values its Redactor knows in everything written through it: mcptask's
@@ -15,24 +17,21 @@ type Writer struct {
 	W io.Writer
 	R *Redactor
 
-	mu      sync.Mutex
-	partial []byte
+	mu   sync.Mutex
+	held lines.Held
 }
 
 // Write implements io.Writer. It reports len(p) once the complete lines of p are passed on.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.partial) == 0 && len(w.R.known()) == 0 {
+	if w.held.Empty() && len(w.R.known()) == 0 {
 		return w.W.Write(p)
 	}
-	end := bytes.LastIndexByte(p, '\n')
-	if end < 0 {
-		w.partial = append(w.partial, p...)
+	chunk := w.held.Add(p, bytes.LastIndexByte(p, '\n'))
+	if chunk == nil {
 		return len(p), nil
 	}
-	chunk := append(w.partial, p[:end+1]...)
-	w.partial = append([]byte(nil), p[end+1:]...)
 	if _, err := io.WriteString(w.W, w.R.scrubValues(string(chunk))); err != nil {
 		return 0, err
 	}
@@ -43,11 +42,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.partial) == 0 {
+	if w.held.Empty() {
 		return nil
 	}
-	chunk := w.partial
-	w.partial = nil
-	_, err := io.WriteString(w.W, w.R.scrubValues(string(chunk)))
+	_, err := io.WriteString(w.W, w.R.scrubValues(string(w.held.Rest())))
 	return err
 }
