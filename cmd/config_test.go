@@ -80,29 +80,3 @@ func TestCompletionOffersLedgerIDs(t *testing.T) {
 	}
 	runCLI(t, t.Context(), nil, "cancel", id)
 }
-
-// TestReferenceUpToDate: docs/reference is generated from the command tree; regenerate it
-// with `go run . docs --dir docs/reference` when a command or flag changes.
-func TestReferenceUpToDate(t *testing.T) {
-	dir := t.TempDir()
-	if r := runCLI(t, t.Context(), nil, "docs", "--dir", dir); r.Code != ExitOK {
-		t.Fatalf("docs: %d %s", r.Code, r.Stderr)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.md"))
-	if len(files) < 10 {
-		t.Fatalf("only %d reference pages", len(files))
-	}
-	for _, f := range files {
-		got, _ := os.ReadFile(f)
-		want, err := os.ReadFile(filepath.Join("..", "docs", "reference", filepath.Base(f)))
-		if err != nil || string(got) != string(want) {
-			t.Errorf("docs/reference/%s is stale; run: go run . docs --dir docs/reference", filepath.Base(f))
-		}
-	}
-	if r := runCLI(t, t.Context(), nil, "docs", "--dir", dir, "--man"); r.Code != ExitOK {
-		t.Fatalf("docs --man: %d %s", r.Code, r.Stderr)
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*.1")); len(m) < 10 {
-		t.Errorf("man pages: %v", m)
-	}
-}

@@ -62,7 +62,6 @@ var globalsShown = map[string]string{
 	"auth status":     "--server --config --profile --auth-store --json",
 	"version":         "--json",
 	"exit-codes":      "--json",
-	"docs":            "",
 	"help":            "",
 	"completion":      "",
 }
