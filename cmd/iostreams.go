@@ -79,8 +79,8 @@ func (s *IOStreams) SetSize(w, h int) { s.width, s.height = w, h }
 func (s *IOStreams) Size() (int, int) { return s.width, s.height }
 
 // lockedWriter serialises writes onto w, for a stream several goroutines write whole lines
-// to: a hook's stdout and stderr, the proxy's notices beside its server's stderr, a --record
-// file shared by every connection. It is mcptask's one such writer.
+// to: the proxy's notices beside its server's stderr, a --record file shared by every
+// connection. It is mcptask's one such writer.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer

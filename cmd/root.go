@@ -31,7 +31,7 @@ type Factory struct {
 	Getenv func(string) string
 
 	// Workflow holds the flags of the commands that follow tasks (--on-complete, --notify);
-	// wf is this run's CI log, summary, hooks and notifications (setupWorkflow).
+	// wf is this run's CI writers, log and summary, hooks and notifications (workflow.go).
 	Workflow WorkflowOptions
 	wf       *workflow
 
@@ -104,6 +104,8 @@ func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
+	// The CI writers wrap the streams once, here; cobra's own output (help) stays outside them.
+	f.wrapStreams()
 	err := root.ExecuteContext(ctx)
 	if err != nil && !reached() {
 		// cobra failed before any command's arguments were checked: it could not find the
@@ -152,10 +154,10 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		if err := f.applyEnv(fs); err != nil {
 			return err
 		}
+		f.redactStreams()
 		if err := f.setupWorkflow(c); err != nil {
 			return err
 		}
-		f.redactStreams()
 		return f.applyNamedServer()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

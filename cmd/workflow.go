@@ -2,32 +2,24 @@ package cmd
 
 import (
 	"bytes"
-	"cmp"
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/ci"
+	"github.com/mcptask/mcptask/internal/completion"
 	"github.com/mcptask/mcptask/internal/follow"
-	"github.com/mcptask/mcptask/internal/human"
-	"github.com/mcptask/mcptask/internal/proc"
-	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // What fits mcptask into the places its users already are, as sinks of the follow engine's
-// events: the CI system's job log and summary (--ci), a command run when a task ends
-// (--on-complete), and a desktop notification (--notify). None of it changes how tasks are
-// followed or the exit code.
+// events: the CI system's job log and summary (--ci, internal/ci), a command run when a task
+// ends (--on-complete) and a desktop notification (--notify), both internal/completion. None of
+// it changes how tasks are followed or the exit code. Here are their flags and their wiring:
+// what a task's end means is the command layer's (describe, outcomeName), what is done with it
+// is theirs.
 
 // WorkflowOptions are the per-command flags of the commands that follow tasks (call, watch,
 // resume, result, cancel --wait). --ci is global (GlobalOptions.CI).
@@ -71,97 +63,154 @@ func outcomeName(o follow.Outcome, code int) string {
 	return "error"
 }
 
-// workflow is the sink of one command run. It is set up before the command runs (setup) and
-// finished after it (finish), whatever the command returned.
+// workflow is the sink of one command run: the CI job's log and summary, then the hooks and
+// notifications. Its streams are made when the run starts (wrapStreams), the rest once the
+// flags are read (setupWorkflow); it is finished after the command (finishWorkflow), whatever
+// the command returned.
 type workflow struct {
 	f       *Factory
 	command string
 	start   time.Time
-	sys     ci.System
-	log     *ci.Log
-	// outs are the neutralising writers around stdout and stderr in a CI job.
-	outs []*ci.Writer
-	// term is where a notification goes: a terminal, never a pipe (nil: none).
-	term io.Writer
+	streams *ci.Streams
+	job     *ci.Job
+	done    completion.Sink
 
 	mu      sync.Mutex
 	refs    map[string]ServerRef // how each server's tasks are reached again, by server name
 	timeout time.Duration        // the command's --timeout, for the messages
-	engaged bool                 // an engine reported to this workflow
-	rows    []ci.Row
-	seen    map[string]time.Time // when each task was first seen
-	tools   map[string]string    // each task's tool
-	group   string               // the task whose log group is open
-	blurred bool                 // the live view's terminal reports it lost focus
-	hooks   sync.WaitGroup
-	// hookSlots bounds the --on-complete commands running at once: a thousand tasks that end
-	// together must not start a thousand processes.
-	hookSlots chan struct{}
 }
 
-// maxHooks is how many --on-complete commands run at once.
-const maxHooks = 4
+// wrapStreams puts the run's stdout and stderr through the CI writers, once, as the run
+// starts: they pass everything on as is until setupWorkflow has read the flags and says which
+// CI system this is (ci.Streams).
+func (f *Factory) wrapStreams() {
+	s := ci.Wrap(f.IO.Out, f.IO.ErrOut, f.IO.IsStdoutTTY())
+	f.IO.Out, f.IO.ErrOut = s.Out, s.Err
+	f.wf = &workflow{f: f, streams: s, refs: map[string]ServerRef{}}
+}
 
-// setupWorkflow detects the CI system and, in a CI job, puts mcptask's output through the
-// neutralising writers. It runs before every command, once the flags and $MCPTASK_* are read.
+// setupWorkflow detects the CI system, has the streams write for its job log, and makes this
+// run's job log, hooks and notifier. It runs before every command, once the flags and
+// $MCPTASK_* are read and the streams redacted.
 func (f *Factory) setupWorkflow(c *cobra.Command) error {
 	sys, err := ci.Detect(f.Global.CI, f.Getenv)
 	if err != nil {
 		return &FlagError{Err: err}
 	}
-	w := &workflow{f: f, command: c.Name(), start: f.Now(), sys: sys, seen: map[string]time.Time{}, tools: map[string]string{}, refs: map[string]ServerRef{}, hookSlots: make(chan struct{}, maxHooks)}
-	w.log = &ci.Log{Sys: sys, W: f.IO.ErrOut, Now: f.Now}
-	if sys != ci.None {
-		// A person's terminal is not a job log: the live view's output is left alone.
-		// stdout carries results byte for byte (Exact); stderr is defused line by line.
-		if !f.IO.IsStdoutTTY() {
-			out := &ci.Writer{W: f.IO.Out, Sys: sys, JSON: f.Global.JSON || f.Global.JSONL, Exact: true}
-			f.IO.Out = out
-			w.outs = append(w.outs, out)
-		}
-		errOut := &ci.Writer{W: f.IO.ErrOut, Sys: sys}
-		f.IO.ErrOut = errOut
-		w.outs = append(w.outs, errOut)
-		// mcptask's own commands go around the neutralising, never into a line it holds.
-		w.log.W = errOut.Trusted()
+	if f.wf == nil { // a root executed without Run
+		f.wrapStreams()
 	}
-	switch {
-	case f.IO.IsStderrTTY():
-		w.term = w.log.W
-	case f.IO.IsStdoutTTY():
-		w.term = f.IO.Out
-	}
-	f.wf = w
+	w := f.wf
+	w.command, w.start = c.Name(), f.Now()
+	w.streams.Start(sys, f.Global.JSON || f.Global.JSONL)
+	// mcptask's own workflow commands go around the neutralising, never into a line it holds.
+	log := &ci.Log{Sys: sys, W: w.streams.Log(), Now: f.Now}
+	w.job = &ci.Job{Log: log, Start: w.start, Verdict: w.verdict}
+	w.done = completion.Sink{Hooks: w.hooks(), Notifier: w.notifier(log.W), End: w.ended}
 	return nil
 }
 
+// hooks are this run's --on-complete commands, nil without the flag. Their output goes to
+// stderr, redacted as mcptask's own.
+func (w *workflow) hooks() *completion.Hooks {
+	f := w.f
+	if f.Workflow.OnComplete == "" {
+		return nil
+	}
+	argv, err := splitCommand(f.Workflow.OnComplete)
+	h := completion.NewHooks(f.Workflow.OnComplete, argv, err)
+	h.Timeout, h.Stderr, h.ErrorText = f.Workflow.HookTimeout, f.IO.ErrOut, f.errorText
+	return h
+}
+
+// notifier is this run's --notify, nil without the flag or a terminal to notify on: stderr
+// when it is one (term: around the CI writer's held lines), else stdout.
+func (w *workflow) notifier(term io.Writer) *completion.Notifier {
+	f := w.f
+	if !f.Workflow.Notify {
+		return nil
+	}
+	n := &completion.Notifier{Start: w.start, Now: f.Now, After: f.Workflow.NotifyAfter, Getenv: f.Getenv}
+	switch {
+	case f.IO.IsStderrTTY():
+		n.Term = term
+	case f.IO.IsStdoutTTY():
+		n.Term = w.streams.Out
+	default:
+		return nil
+	}
+	return n
+}
+
 // finishWorkflow waits for the --on-complete commands still running, appends the job summary
-// and passes on what the neutralising writers hold. Run calls it after the command, before
-// the error is reported.
+// and passes on what the CI writers hold. Run calls it after the command, before the error is
+// reported.
 func (f *Factory) finishWorkflow() {
 	w := f.wf
 	if w == nil {
 		return
 	}
-	w.hooks.Wait()
-	w.mu.Lock()
-	rows, engaged := w.rows, w.engaged
-	w.mu.Unlock()
-	w.log.EndGroup()
-	if path := f.Getenv("GITHUB_STEP_SUMMARY"); w.sys == ci.GitHub && engaged && path != "" && len(rows) > 0 {
-		if err := ci.AppendSummary(path, w.command, rows); err != nil {
+	w.done.Hooks.Wait()
+	if w.job != nil {
+		if err := w.job.Finish(f.Getenv("GITHUB_STEP_SUMMARY"), w.command); err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", f.errorText(err))
 		}
 	}
 	w.flush()
 }
 
-// flush passes on what the neutralising writers hold (the last line of a result without a
-// line end).
+// flush passes on what the CI writers hold (the last line of a result without a line end).
 func (w *workflow) flush() {
-	for _, o := range w.outs {
-		_ = o.Flush()
+	if w != nil {
+		w.streams.Flush()
 	}
+}
+
+// Event implements follow.Sink: the job log and summary first (a task's annotation follows
+// its result and last lines), then the hook and the notification.
+func (w *workflow) Event(ev follow.Event) {
+	w.job.Event(ev)
+	w.done.Event(ev)
+}
+
+// judge reads the end of task o as the command reports it: its envelope, exit code, outcome
+// name and error.
+func (w *workflow) judge(o follow.Outcome) (envelope, int, string, error) {
+	w.mu.Lock()
+	timeout := w.timeout
+	w.mu.Unlock()
+	described, _, err := describe(o, w.ref(o.Server), timeout)
+	env := taskEnvelope(o, described, err)
+	return env, *env.Code, outcomeName(o, *env.Code), err
+}
+
+// verdict is how the end of task o reads in the job log and summary (ci.Job.Verdict).
+func (w *workflow) verdict(o follow.Outcome) ci.Verdict {
+	_, _, name, err := w.judge(o)
+	v := ci.Verdict{Outcome: name, Resume: followHint(w.ref(o.Server), o.TaskID)}
+	if o.Task != nil {
+		v.Status = o.Task.StatusMessage
+	}
+	if err != nil {
+		v.Problem = err.Error()
+	}
+	// Both are server text and error text, which may quote a secret of this run.
+	red := w.f.redactor()
+	v.Server, v.Status, v.Problem = red.URL(o.Server), red.Text(v.Status), red.Text(v.Problem)
+	return v
+}
+
+// ended is the end of task o, at time at, for its hook and notification
+// (completion.Sink.End): the hook gets the task's envelope as --json shows it.
+func (w *workflow) ended(o follow.Outcome, at time.Time) completion.Ended {
+	env, code, name, _ := w.judge(o)
+	e := completion.Ended{TaskID: o.TaskID, Tool: o.Tool, Server: o.Server, Outcome: name, Code: code, Took: w.job.Took(o, at)}
+	if w.done.Hooks != nil {
+		var b bytes.Buffer
+		_ = writeJSON(&b, env)
+		e.Envelope = b.Bytes()
+	}
+	return e
 }
 
 // server records how the tasks of server name are reached again, for the hints.
@@ -185,250 +234,25 @@ func (w *workflow) setTimeout(d time.Duration) {
 	w.timeout = d
 }
 
-// track notes when each task was first seen and its tool, for the log groups and the times
-// taken. The progress printer calls it too, before it prints the first line of a task.
+// track notes a task's first sight and tool for its log group (ci.Job.Track); the progress
+// printer calls it before it prints the first line of a task.
 func (w *workflow) track(ev follow.Event) {
-	if w == nil || ev.TaskID == "" {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.engaged = true
-	if _, ok := w.seen[ev.TaskID]; !ok {
-		w.seen[ev.TaskID] = ev.Time
-	}
-	if ev.Tool != "" {
-		w.tools[ev.TaskID] = ev.Tool
+	if w != nil {
+		w.job.Track(ev)
 	}
 }
 
-// groupFor opens the log group of task id before a progress line about it, closing the
-// group of another task: groups do not nest, so the lines of tasks followed together come in
-// groups as they interleave.
+// groupFor opens the log group of task id before a progress line about it (ci.Job.GroupFor).
 func (w *workflow) groupFor(id string) {
-	if w == nil || w.sys == ci.None || id == "" || id == "-" {
-		return
-	}
-	w.mu.Lock()
-	same := w.group == id
-	w.group = id
-	tool := w.tools[id]
-	w.mu.Unlock()
-	if same {
-		return
-	}
-	title := "task " + id
-	if tool != "" {
-		title += " (" + tool + ")"
-	}
-	w.log.Group(title)
-}
-
-// Event implements follow.Sink: the end of each task becomes an annotation, a summary row,
-// the --on-complete command and a notification.
-func (w *workflow) Event(ev follow.Event) {
-	w.track(ev)
-	if ev.Kind != follow.KindResult || ev.Outcome == nil {
-		return
-	}
-	o := *ev.Outcome
-	f := w.f
-	ref := w.ref(o.Server)
-	w.mu.Lock()
-	timeout := w.timeout
-	w.mu.Unlock()
-	described, _, err := describe(o, ref, timeout)
-	env := taskEnvelope(o, described, err)
-	code := *env.Code
-	name := outcomeName(o, code)
-	took := w.took(o, ev.Time)
-
-	// The summary shows the last status message (the outcome and the next step have their
-	// own columns); the annotation says what went wrong.
-	status, problem := "", ""
-	if o.Task != nil {
-		status = o.Task.StatusMessage
-	}
-	if err != nil {
-		problem = err.Error()
-	}
-	// Both are server text and error text, which may quote a secret of this run.
-	red := f.redactor()
-	status, problem = red.Text(status), red.Text(problem)
-	row := ci.Row{TaskID: o.TaskID, Tool: o.Tool, Server: red.URL(o.Server), Outcome: name, Took: took, Message: cmp.Or(status, problem)}
-	if name == "timeout" || name == "interrupted" || name == "input_required" {
-		row.Resume = followHint(ref, o.TaskID)
-	}
-	w.mu.Lock()
-	w.rows = append(w.rows, row)
-	closeGroup := w.group == o.TaskID
-	if closeGroup {
-		w.group = ""
-	}
-	w.mu.Unlock()
-	if closeGroup {
-		w.log.EndGroup()
-	}
-	w.annotate(name, o, took, cmp.Or(problem, status), row.Resume)
-	if f.Workflow.OnComplete != "" {
-		w.hooks.Add(1)
-		go func() {
-			defer w.hooks.Done()
-			w.hookSlots <- struct{}{}
-			defer func() { <-w.hookSlots }()
-			w.runHook(env, o, code, name)
-		}()
-	}
-	w.notify(o, name, took)
-}
-
-// took is how long the task was followed, or lived when its creation time is known.
-func (w *workflow) took(o follow.Outcome, end time.Time) time.Duration {
-	if o.Task != nil && !o.Task.CreatedAt.IsZero() && o.Task.CreatedAt.Before(end) {
-		return end.Sub(o.Task.CreatedAt)
-	}
-	w.mu.Lock()
-	first, ok := w.seen[o.TaskID]
-	w.mu.Unlock()
-	if !ok {
-		first = w.start
-	}
-	return end.Sub(first)
-}
-
-// annotate writes the GitHub annotation of a task's end: an error for a task that failed,
-// was cancelled or expired, a warning for one left running, a notice for one completed.
-func (w *workflow) annotate(name string, o follow.Outcome, took time.Duration, msg, resume string) {
-	level := ci.Error
-	switch name {
-	case "completed", "working":
-		level = ci.Notice
-	case "timeout", "interrupted", "input_required":
-		level = ci.Warning
-	}
-	tool := o.Tool
-	if tool == "" {
-		tool = "task"
-	}
-	title := fmt.Sprintf("mcptask: %s %s", tool, strings.ReplaceAll(name, "_", " "))
-	text := fmt.Sprintf("task %s on %s, after %s", o.TaskID, o.Server, human.Duration(took))
-	if msg != "" {
-		text += ": " + msg
-	}
-	if resume != "" && !strings.Contains(msg, resume) {
-		text += "; it keeps running: " + resume
-	}
-	w.log.Annotation(level, title, text)
-}
-
-// runHook runs the --on-complete command for one task: no shell, the envelope on stdin, the
-// task in its environment, its output on stderr, bounded by --on-complete-timeout. Its failure
-// is reported and changes nothing else.
-func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string) {
-	f := w.f
-	argv, err := splitCommand(f.Workflow.OnComplete)
-	report := func(format string, args ...any) {
-		fmt.Fprintf(f.IO.ErrOut, "mcptask: --on-complete for task %s: %s\n", termsafe.Line(o.TaskID), fmt.Sprintf(format, args...))
-	}
-	if err != nil || len(argv) == 0 {
-		report("cannot run %q: %v", f.Workflow.OnComplete, cmp.Or(err, errors.New("no command")))
-		return
-	}
-	var stdin bytes.Buffer
-	_ = writeJSON(&stdin, env)
-	ctx, cancel := context.WithTimeout(context.Background(), f.Workflow.HookTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stdin = &stdin
-	// The child's stdout and stderr are copied by two goroutines onto one stream.
-	out := &lockedWriter{w: f.IO.ErrOut}
-	cmd.Stdout, cmd.Stderr = out, out
-	// The environment is read by scripts that print it or pass it on: the tool and server are
-	// cleaned and cut, and an id that is not plain visible ASCII (rpc.CheckTaskID) is left out
-	// rather than passed on raw; the envelope on stdin keeps the exact values as JSON.
-	cmd.Env = append(os.Environ(),
-		"MCPTASK_STATUS="+name,
-		"MCPTASK_EXIT_CODE="+strconv.Itoa(code),
-		"MCPTASK_TOOL="+termsafe.Line(termsafe.Cut(o.Tool)),
-		"MCPTASK_SERVER="+termsafe.Line(termsafe.Cut(o.Server)),
-	)
-	if err := rpc.CheckTaskID(o.TaskID); err != nil {
-		report("MCPTASK_TASK_ID is not set: %s", f.errorText(err))
-	} else {
-		cmd.Env = append(cmd.Env, "MCPTASK_TASK_ID="+o.TaskID)
-	}
-	// The whole process group goes when the time is up: a hook that started children must
-	// not outlive it.
-	proc.Group(cmd)
-	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	switch {
-	case ctx.Err() != nil:
-		report("%s did not end within %s and was killed (--on-complete-timeout)", argv[0], f.Workflow.HookTimeout)
-	case err != nil:
-		report("%s: %v", argv[0], err)
+	if w != nil {
+		w.job.GroupFor(id)
 	}
 }
 
-// setBlurred records whether the live view's terminal has lost focus (its focus reports).
+// setBlurred records whether the live view's terminal has lost focus (its focus reports):
+// while it has, --notify notifies every end.
 func (w *workflow) setBlurred(b bool) {
-	if w == nil {
-		return
+	if w != nil {
+		w.done.Notifier.SetBlurred(b)
 	}
-	w.mu.Lock()
-	w.blurred = b
-	w.mu.Unlock()
-}
-
-// notify tells the desktop that a task ended, through the terminal: only on a terminal, and
-// only when the wait took at least --notify-after or the live view is not in front.
-func (w *workflow) notify(o follow.Outcome, name string, took time.Duration) {
-	f := w.f
-	if !f.Workflow.Notify || w.term == nil {
-		return
-	}
-	w.mu.Lock()
-	blurred := w.blurred
-	w.mu.Unlock()
-	if f.Now().Sub(w.start) < f.Workflow.NotifyAfter && !blurred {
-		return
-	}
-	tool := o.Tool
-	if tool == "" {
-		tool = "task"
-	}
-	title := "mcptask: " + tool + " " + strings.ReplaceAll(name, "_", " ")
-	body := fmt.Sprintf("task %s after %s", o.TaskID, human.Duration(took))
-	w.mu.Lock() // one notification at a time on the terminal
-	defer w.mu.Unlock()
-	_, _ = io.WriteString(w.term, notification(f.Getenv, title, body))
-}
-
-// notification is the escape sequence that makes the terminal show a desktop notification:
-// OSC 777 for the terminals that read it (VTE-based ones such as GNOME Terminal, foot,
-// rxvt-unicode), OSC 9 for those that read that one (iTerm2, WezTerm, Ghostty, kitty, Windows
-// Terminal, ConEmu), and the bell for the rest, which most terminals turn into an alert. Inside
-// tmux it is passed through to the outer terminal (tmux's allow-passthrough), the bell as is.
-// Both texts come in part from the server: they are stripped of escapes and of the
-// separators of the sequence.
-func notification(getenv func(string) string, title, body string) string {
-	clean := func(s string) string {
-		return strings.NewReplacer(";", ",", "\a", "", "\x1b", "").Replace(termsafe.Line(s))
-	}
-	title, body = clean(title), clean(body)
-	term, program := getenv("TERM"), getenv("TERM_PROGRAM")
-	var seq string
-	switch {
-	case getenv("VTE_VERSION") != "" || strings.HasPrefix(term, "foot") || strings.HasPrefix(term, "rxvt"):
-		seq = "\x1b]777;notify;" + title + ";" + body + "\x1b\\"
-	case program == "iTerm.app" || program == "WezTerm" || program == "ghostty" || term == "xterm-kitty" ||
-		term == "xterm-ghostty" || getenv("WT_SESSION") != "" || getenv("ConEmuANSI") == "ON":
-		seq = "\x1b]9;" + title + ": " + body + "\x1b\\"
-	default:
-		return "\a"
-	}
-	if getenv("TMUX") != "" {
-		return "\x1bPtmux;" + strings.ReplaceAll(seq, "\x1b", "\x1b\x1b") + "\x1b\\"
-	}
-	return seq
 }

@@ -41,11 +41,11 @@ type Writer struct {
 // Write implements io.Writer. It reports len(p) written once the complete lines of p are
 // passed on; the rest waits for its line's end or Flush.
 func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.Sys == None {
 		return w.W.Write(p)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	chunk := w.held.Add(p, w.lastLineEnd(p))
 	if chunk == nil {
 		return len(p), nil
@@ -143,4 +143,53 @@ func (w *Writer) lastLineEnd(p []byte) int {
 		}
 	}
 	return -1
+}
+
+// Streams are a run's stdout and stderr as the job log of a CI system gets them. They are made
+// once, when the run starts (Wrap), before its flags say which system it is in; until Start
+// says, and outside CI, they pass everything on as is.
+type Streams struct {
+	// Out and Err are the streams the run writes to. Out is the stdout given to Wrap when that
+	// is a terminal: a person's terminal is not a job log, and the live view's output is left
+	// alone.
+	Out, Err io.Writer
+
+	out, err *Writer // nil out: stdout is a terminal
+}
+
+// Wrap puts out and errOut through neutralising Writers, out only when it is not a terminal.
+// stdout carries results byte for byte (Exact); stderr is defused line by line.
+func Wrap(out, errOut io.Writer, outIsTerminal bool) *Streams {
+	s := &Streams{Out: out, err: &Writer{W: errOut}}
+	if !outIsTerminal {
+		s.out = &Writer{W: out, Exact: true}
+		s.Out = s.out
+	}
+	s.Err = s.err
+	return s
+}
+
+// Start makes the streams write for the job log of sys; json says that stdout carries JSON
+// (--json, --jsonl). It is called once, when the flags are read, before anything is written.
+func (s *Streams) Start(sys System, json bool) {
+	if s.out != nil {
+		s.out.mu.Lock()
+		s.out.Sys, s.out.JSON = sys, json
+		s.out.mu.Unlock()
+	}
+	s.err.mu.Lock()
+	s.err.Sys = sys
+	s.err.mu.Unlock()
+}
+
+// Log returns the writer of mcptask's own workflow commands (Log.W): stderr as it is, never in
+// the middle of a line that stderr's Writer holds.
+func (s *Streams) Log() io.Writer { return s.err.Trusted() }
+
+// Flush passes on what the Writers hold (the last line of a result without a line end).
+func (s *Streams) Flush() {
+	if s.out != nil {
+		_ = s.out.Flush()
+	}
+	_ = s.err.Flush()
 }
