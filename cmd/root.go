@@ -104,7 +104,8 @@ func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	// The CI writers wrap the streams once, here; cobra's own output (help) stays outside them.
+	// The CI and redacting writers wrap the streams once, here; cobra's own output (help)
+	// stays outside them.
 	f.wrapStreams()
 	err := root.ExecuteContext(ctx)
 	if err != nil && !reached() {
@@ -154,7 +155,6 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		if err := f.applyEnv(fs); err != nil {
 			return err
 		}
-		f.redactStreams()
 		if err := f.setupWorkflow(c); err != nil {
 			return err
 		}

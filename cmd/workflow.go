@@ -87,6 +87,7 @@ func (f *Factory) wrapStreams() {
 	s := ci.Wrap(f.IO.Out, f.IO.ErrOut, f.IO.IsStdoutTTY())
 	f.IO.Out, f.IO.ErrOut = s.Out, s.Err
 	f.wf = &workflow{f: f, streams: s, refs: map[string]ServerRef{}}
+	f.redactStreams() // over the CI writers: a secret is hidden before a line is judged
 }
 
 // setupWorkflow detects the CI system, has the streams write for its job log, and makes this
