@@ -17,17 +17,6 @@ import (
 // wrote it (state/sign.go). Records are signed when they are created, checked whenever one is
 // connected to again (connectRecord), and a record that fails the check is adopted explicitly.
 
-// keyring returns this run's ledger keyring (connect.Connector.Keyring).
-func (f *Factory) keyring() (*state.Keyring, error) { return f.connector().Keyring() }
-
-// signRecord signs a record this run creates, when it needs it (connect.Connector.Sign).
-func (f *Factory) signRecord(r *state.Record) { f.connector().Sign(r) }
-
-// checkRecord returns nil when rec may be resumed: it grants its server nothing (a bare URL),
-// or this user's mcptask signed it. Otherwise an error with exit code 2 says why and how to
-// adopt it (connect.Connector.Check).
-func (f *Factory) checkRecord(rec state.Record) error { return connErr(f.connector().Check(rec)) }
-
 // adoptEntry is one record in `mcptask adopt --json`.
 type adoptEntry struct {
 	TaskID string   `json:"taskId"`
@@ -69,7 +58,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			k, err := f.keyring()
+			k, err := f.connector().Keyring()
 			if err != nil {
 				return err
 			}
@@ -137,7 +126,7 @@ EXIT STATUS
 	}
 }
 
-// isUntrustedRecord reports whether err is a record that checkRecord refused.
+// isUntrustedRecord reports whether err is a record that connect.Connector.Check refused.
 func isUntrustedRecord(err error) bool {
 	var u *connect.UntrustedRecordError
 	return errors.As(err, &u)

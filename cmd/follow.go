@@ -73,11 +73,11 @@ type resumeGroup struct {
 }
 
 // groupKey is the connection a record is followed on. A record that may not be resumed as it
-// stands (checkRecord) gets a group of its own: it must neither lend its credentials to the
+// stands (connect.Connector.Check) gets a group of its own: it must neither lend its credentials to the
 // user's records nor take the user's tasks down with it.
 func groupKey(f *Factory, r state.Record) string {
 	k := r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID
-	if f.checkRecord(r) != nil {
+	if f.connector().Check(r) != nil {
 		k += "\x00untrusted\x00" + r.TaskID
 	}
 	return k

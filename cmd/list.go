@@ -173,7 +173,8 @@ func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.T
 	}
 	var c *rpc.Client
 	if sid := follow.ListSession(recs, toServer(ref).Key(), now); sid != "" && f.Global.Protocol != rpc.VersionModern && ref.URL != "" {
-		c, ref, err = f.connectAssumed(ctx, ref, hdr, rpc.EraLegacy, sid, rpc.ClientOptions{})
+		c, ref, err = f.connector().Assume(ctx, ref, hdr, rpc.EraLegacy, sid, rpc.ClientOptions{})
+		err = connErr(err)
 	} else {
 		c, ref, err = f.connect(ctx, rpc.ClientOptions{})
 	}

@@ -98,7 +98,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 			err = &FlagError{Err: err}
 		}
 	}
-	f.closeConnector()
+	if f.conn != nil {
+		f.conn.Close() // what the run's connections shared: the --record file
+	}
 	f.finishWorkflow()
 	code := exitCode(ctx, err)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/ci"
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/proc"
@@ -326,7 +327,7 @@ func (w *workflow) annotate(name string, o follow.Outcome, took time.Duration, m
 // is reported and changes nothing else.
 func (w *workflow) runHook(env envelope, o follow.Outcome, code int, name string) {
 	f := w.f
-	argv, err := splitCommand(f.Workflow.OnComplete)
+	argv, err := connect.SplitCommand(f.Workflow.OnComplete)
 	report := func(format string, args ...any) {
 		fmt.Fprintf(f.IO.ErrOut, "mcptask: --on-complete for task %s: %s\n", termsafe.Line(o.TaskID), fmt.Sprintf(format, args...))
 	}
