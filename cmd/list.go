@@ -212,8 +212,8 @@ all of them unless --server or --stdio names one.`,
 	}
 }
 
-// runForget removes the tasks ids from the ledger (for the server the flags name, if any).
-// An id not there exits 6, after the others were removed.
+// runForget removes the tasks named by ids from the ledger (for the server the flags name,
+// if any). An id not there exits 6, after the others were removed.
 func runForget(f *Factory, ids []string) error {
 	st, err := f.ledger()
 	if err != nil {
