@@ -213,28 +213,7 @@ func (fl field) value() (any, bool, error) {
 	}
 	switch fl.typ {
 	case "number", "integer":
-		var n float64
-		var out any
-		if fl.typ == "integer" {
-			i, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
-			}
-			n, out = float64(i), i
-		} else {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s must be a number", fl.label())
-			}
-			n, out = f, f
-		}
-		if fl.min != nil && n < *fl.min {
-			return nil, false, fmt.Errorf("%s must be at least %s", fl.label(), strconv.FormatFloat(*fl.min, 'f', -1, 64))
-		}
-		if fl.max != nil && n > *fl.max {
-			return nil, false, fmt.Errorf("%s must be at most %s", fl.label(), strconv.FormatFloat(*fl.max, 'f', -1, 64))
-		}
-		return out, true, nil
+		return fl.number(v)
 	case "boolean":
 		switch strings.ToLower(v) {
 		case "y", "yes", "true":
@@ -250,6 +229,32 @@ func (fl field) value() (any, bool, error) {
 		return nil, false, fmt.Errorf("%s must be at most %d characters", fl.label(), *fl.maxLen)
 	}
 	return v, true, nil
+}
+
+// number converts the text v of a number or integer field, within the schema's bounds.
+func (fl field) number(v string) (any, bool, error) {
+	var n float64
+	var out any
+	if fl.typ == "integer" {
+		i, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
+		}
+		n, out = float64(i), i
+	} else {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be a number", fl.label())
+		}
+		n, out = f, f
+	}
+	if fl.min != nil && n < *fl.min {
+		return nil, false, fmt.Errorf("%s must be at least %s", fl.label(), strconv.FormatFloat(*fl.min, 'f', -1, 64))
+	}
+	if fl.max != nil && n > *fl.max {
+		return nil, false, fmt.Errorf("%s must be at most %s", fl.label(), strconv.FormatFloat(*fl.max, 'f', -1, 64))
+	}
+	return out, true, nil
 }
 
 func (fl field) label() string {
