@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -16,17 +17,6 @@ import (
 // the environment when its server is reached again; it may do so only if this user's mcptask
 // wrote it (state/sign.go). Records are signed when they are created, checked whenever one is
 // connected to again (connectRecord), and a record that fails the check is adopted explicitly.
-
-// keyring returns this run's ledger keyring (connect.Connector.Keyring).
-func (f *Factory) keyring() (*state.Keyring, error) { return f.connector().Keyring() }
-
-// signRecord signs a record this run creates, when it needs it (connect.Connector.Sign).
-func (f *Factory) signRecord(r *state.Record) { f.connector().Sign(r) }
-
-// checkRecord returns nil when rec may be resumed: it grants its server nothing (a bare URL),
-// or this user's mcptask signed it. Otherwise an error with exit code 2 says why and how to
-// adopt it (connect.Connector.Check).
-func (f *Factory) checkRecord(rec state.Record) error { return connErr(f.connector().Check(rec)) }
 
 // adoptEntry is one record in `mcptask adopt --json`.
 type adoptEntry struct {
@@ -64,80 +54,99 @@ EXIT STATUS
   mcptask adopt 786512e2-9e0d-44bd-8f29-789f320fe840 && mcptask resume`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(c *cobra.Command, args []string) error {
-			st, err := f.ledger()
-			if err != nil {
-				return err
-			}
-			k, err := f.keyring()
-			if err != nil {
-				return err
-			}
-			key, err := f.namedServerKey()
-			if err != nil {
-				return err
-			}
-			var out []adoptEntry
-			var missing []string
-			for _, id := range args {
-				recs, err := st.Find(id)
-				if err != nil {
-					return err
-				}
-				n := 0
-				for _, r := range recs {
-					if key != "" && r.Server.Key() != key {
-						continue
-					}
-					n++
-					e := adoptEntry{TaskID: r.TaskID, Server: r.Server.Display(), Grants: r.Server.Grants()}
-					if e.Grants == nil {
-						e.Grants = []string{}
-					}
-					if k.Check(r) != nil {
-						signed := r
-						if err := k.Sign(&signed); err != nil {
-							return fmt.Errorf("adopt task %s: %w", id, err)
-						}
-						// Only the record shown is signed: one changed since is left alone.
-						if err := st.Patch(r.Server.Key(), r.TaskID, func(cur *state.Record) {
-							if reflect.DeepEqual(cur.Server, signed.Server) {
-								cur.MAC = signed.MAC
-							}
-						}); err != nil {
-							return fmt.Errorf("adopt task %s: %w", id, err)
-						}
-						e.Adopted = true
-					}
-					out = append(out, e)
-				}
-				if n == 0 {
-					missing = append(missing, id)
-				}
-			}
-			if len(missing) > 0 {
-				return flagErrorf("not in the ledger: %s; 'mcptask list --all' shows what is there", termsafe.Line(strings.Join(missing, ", ")))
-			}
-			if f.Global.JSON {
-				return writeJSON(f.IO.Out, map[string]any{"type": "adopt", "tasks": out})
-			}
-			for _, e := range out {
-				what := "already yours"
-				if e.Adopted {
-					what = "adopted"
-				}
-				fmt.Fprintf(f.IO.ErrOut, "task %s on %s: %s", termsafe.Line(e.TaskID), termsafe.Line(e.Server), what)
-				if len(e.Grants) > 0 {
-					fmt.Fprintf(f.IO.ErrOut, "; resuming it will %s", termsafe.Line(strings.Join(e.Grants, ", ")))
-				}
-				fmt.Fprintln(f.IO.ErrOut)
-			}
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runAdopt(f, args) },
 	}
 }
 
-// isUntrustedRecord reports whether err is a record that checkRecord refused.
+// runAdopt signs the records of the tasks ids (on the server the flags name, if any) and
+// says what resuming each would do.
+func runAdopt(f *Factory, ids []string) error {
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	k, err := f.connector().Keyring()
+	if err != nil {
+		return err
+	}
+	key, err := f.namedServerKey()
+	if err != nil {
+		return err
+	}
+	var out []adoptEntry
+	var missing []string
+	for _, id := range ids {
+		recs, err := st.Find(id)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, r := range recs {
+			if key != "" && r.Server.Key() != key {
+				continue
+			}
+			n++
+			e, err := adoptRecord(st, k, r)
+			if err != nil {
+				return fmt.Errorf("adopt task %s: %w", id, err)
+			}
+			out = append(out, e)
+		}
+		if n == 0 {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return flagErrorf("not in the ledger: %s; 'mcptask list --all' shows what is there", termsafe.Line(strings.Join(missing, ", ")))
+	}
+	if f.Global.JSON {
+		return writeJSON(f.IO.Out, map[string]any{"type": "adopt", "tasks": out})
+	}
+	printAdopted(f.IO.ErrOut, out)
+	return nil
+}
+
+// adoptRecord signs r with k when its signature does not check, and describes it.
+func adoptRecord(st *state.Store, k *state.Keyring, r state.Record) (adoptEntry, error) {
+	e := adoptEntry{TaskID: r.TaskID, Server: r.Server.Display(), Grants: r.Server.Grants()}
+	if e.Grants == nil {
+		e.Grants = []string{}
+	}
+	if k.Check(r) == nil {
+		return e, nil
+	}
+	signed := r
+	if err := k.Sign(&signed); err != nil {
+		return e, err
+	}
+	// Only the record shown is signed: one changed since is left alone.
+	if err := st.Patch(r.Server.Key(), r.TaskID, func(cur *state.Record) {
+		if reflect.DeepEqual(cur.Server, signed.Server) {
+			cur.MAC = signed.MAC
+		}
+	}); err != nil {
+		return e, err
+	}
+	e.Adopted = true
+	return e, nil
+}
+
+// printAdopted tells a person what adopt did with each record, and what resuming it will do.
+func printAdopted(w io.Writer, out []adoptEntry) {
+	for _, e := range out {
+		what := "already yours"
+		if e.Adopted {
+			what = "adopted"
+		}
+		fmt.Fprintf(w, "task %s on %s: %s", termsafe.Line(e.TaskID), termsafe.Line(e.Server), what)
+		if len(e.Grants) > 0 {
+			fmt.Fprintf(w, "; resuming it will %s", termsafe.Line(strings.Join(e.Grants, ", ")))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// isUntrustedRecord reports whether err is a record that connect.Connector.Check refused.
 func isUntrustedRecord(err error) bool {
 	var u *connect.UntrustedRecordError
 	return errors.As(err, &u)

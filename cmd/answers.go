@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/follow/answerexec"
 	"github.com/spf13/pflag"
@@ -85,7 +86,7 @@ func (a *AnswerFlags) answerer(given follow.Answers, stderr io.Writer) (follow.A
 		}
 		return given, nil
 	}
-	argv, err := splitCommand(command)
+	argv, err := connect.SplitCommand(command)
 	if err == nil && len(argv) == 0 {
 		err = errors.New("no program given")
 	}

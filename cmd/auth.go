@@ -152,9 +152,9 @@ func newCmdAuthLogin(f *Factory) *cobra.Command {
 			if scopes != "" {
 				f.Global.Auth.Scopes = strings.Fields(scopes)
 			}
-			s, err := f.authSession(ref)
+			s, err := f.connector().AuthSession(ref)
 			if err != nil {
-				return err
+				return connErr(err)
 			}
 			s.ForceLogin()
 			cred, err := s.Login(c.Context())
@@ -198,7 +198,7 @@ func statusOf(f *Factory, c *auth.Credential, backend string) authStatus {
 }
 
 func backendOf(f *Factory, c *auth.Credential) string {
-	env, err := f.authEnvironment()
+	env, err := f.connector().AuthEnv()
 	if err != nil {
 		return ""
 	}
@@ -258,7 +258,7 @@ func yesNo(b bool) string {
 // storedCredentials lists the credentials `auth status` and `auth logout` act on: the
 // server's (and profile's) when --server is given, else all.
 func storedCredentials(f *Factory, all bool) ([]auth.IndexEntry, *auth.Store, error) {
-	env, err := f.authEnvironment()
+	env, err := f.connector().AuthEnv()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -357,7 +357,7 @@ the revocation as at the token endpoint (--client-id with --client-secret-env or
 			if err != nil {
 				return err
 			}
-			env, err := f.authEnvironment()
+			env, err := f.connector().AuthEnv()
 			if err != nil {
 				return err
 			}

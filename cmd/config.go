@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -135,42 +136,45 @@ shadowed (a file earlier in the order defines the name).`,
   mcptask servers trust build-server && mcptask call build --server build-server
   mcptask servers untrust --all`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			set, err := f.servers()
-			if err != nil {
-				return err
-			}
-			servers := set.Servers
-			if f.Global.JSON {
-				list := make([]map[string]any, 0, len(servers))
-				for _, s := range servers {
-					e := map[string]any{"name": s.Name, "source": s.Source, "scope": s.Scope.String(), "trust": s.TrustLabel()}
-					if s.URL != "" {
-						e["url"] = s.URL
-					} else {
-						e["command"] = append([]string{s.Command}, s.Args...)
-					}
-					if s.ShadowedBy != "" {
-						e["shadowedBy"] = s.ShadowedBy
-					}
-					list = append(list, e)
-				}
-				return writeJSON(f.IO.Out, map[string]any{"type": "servers", "servers": list})
-			}
-			if len(servers) == 0 {
-				fmt.Fprintln(f.IO.ErrOut, "no named servers in:\n  "+strings.Join(set.Paths(), "\n  "))
-				return nil
-			}
-			tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSERVER\tTRUST\tSOURCE")
-			for _, s := range servers {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(s.Name), termsafe.Line(truncate(s.Target(), 60)), s.TrustLabel(), termsafe.Line(s.Source))
-			}
-			return tw.Flush()
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return runServers(f) },
 	}
 	c.AddCommand(newCmdServersTrust(f, true), newCmdServersTrust(f, false))
 	return c
+}
+
+// runServers lists the named servers, as a table or, with --json, a "servers" envelope.
+func runServers(f *Factory) error {
+	set, err := f.servers()
+	if err != nil {
+		return err
+	}
+	servers := set.Servers
+	if f.Global.JSON {
+		list := make([]map[string]any, 0, len(servers))
+		for _, s := range servers {
+			e := map[string]any{"name": s.Name, "source": s.Source, "scope": s.Scope.String(), "trust": s.TrustLabel()}
+			if s.URL != "" {
+				e["url"] = s.URL
+			} else {
+				e["command"] = append([]string{s.Command}, s.Args...)
+			}
+			if s.ShadowedBy != "" {
+				e["shadowedBy"] = s.ShadowedBy
+			}
+			list = append(list, e)
+		}
+		return writeJSON(f.IO.Out, map[string]any{"type": "servers", "servers": list})
+	}
+	if len(servers) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "no named servers in:\n  "+strings.Join(set.Paths(), "\n  "))
+		return nil
+	}
+	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tTRUST\tSOURCE")
+	for _, s := range servers {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(s.Name), termsafe.Line(truncate(s.Target(), 60)), s.TrustLabel(), termsafe.Line(s.Source))
+	}
+	return tw.Flush()
 }
 
 // newCmdServersTrust returns `mcptask servers trust` (trust) or `mcptask servers untrust`.
@@ -199,83 +203,104 @@ EXIT STATUS
 			if all == (len(args) > 0) {
 				return flagErrorf("give the names of the servers to %s, or --all", verb)
 			}
-			set, err := f.servers()
-			if err != nil {
-				return err
-			}
-			servers := set.Servers
-			var chosen []config.Server
-			for _, name := range args {
-				found, own := false, ""
-				for _, s := range servers {
-					if s.Name != name {
-						continue
-					}
-					if s.Scope != config.Project {
-						own = s.Source
-						continue
-					}
-					found = true
-					chosen = append(chosen, s)
-				}
-				if !found && own != "" {
-					return flagErrorf("server %q comes from your own config %s, not from a project file; it needs no trust", name, own)
-				}
-				if !found {
-					return flagErrorf("no server %q in the project's config files (%s); 'mcptask servers' lists them", name, strings.Join(set.ProjectPaths(), ", "))
-				}
-			}
-			if all {
-				for _, s := range servers {
-					if s.Scope == config.Project {
-						chosen = append(chosen, s)
-					}
-				}
-			}
-			tl, err := config.TrustList(f.Getenv)
-			if err != nil {
-				return err
-			}
-			now := f.Now().UTC()
-			err = tl.Update(func(list []state.TrustedServer) []state.TrustedServer {
-				list = slices.DeleteFunc(list, func(t state.TrustedServer) bool {
-					return slices.ContainsFunc(chosen, func(s config.Server) bool { return s.Source == t.File && s.Name == t.Name })
-				})
-				if trust {
-					for _, s := range chosen {
-						list = append(list, state.TrustedServer{File: s.Source, Name: s.Name, SHA256: s.Digest, TrustedAt: now})
-					}
-				}
-				return list
-			})
-			if err != nil {
-				return err
-			}
-			for _, s := range chosen {
-				if !trust {
-					fmt.Fprintf(f.IO.ErrOut, "untrusted server %q of %s\n", termsafe.Line(s.Name), termsafe.Line(s.Source))
-					continue
-				}
-				fmt.Fprintf(f.IO.ErrOut, "trusted server %q of %s: %s", termsafe.Line(s.Name), termsafe.Line(s.Source), termsafe.Line(s.Target()))
-				if len(s.Headers) > 0 {
-					fmt.Fprintf(f.IO.ErrOut, "; headers %s", termsafe.Line(strings.Join(sortedKeys(s.Headers), ", ")))
-				}
-				if len(s.Env) > 0 {
-					fmt.Fprintf(f.IO.ErrOut, "; env %s", termsafe.Line(strings.Join(sortedKeys(s.Env), ", ")))
-				}
-				if s.ShadowedBy != "" {
-					fmt.Fprintf(f.IO.ErrOut, " (but %s defines the name too, and wins)", s.ShadowedBy)
-				}
-				fmt.Fprintln(f.IO.ErrOut)
-			}
-			if len(chosen) == 0 {
-				fmt.Fprintln(f.IO.ErrOut, "no servers in the project's config files")
-			}
-			return nil
+			return runServersTrust(f, trust, all, args)
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "every server of the project's config files in this directory")
 	return c
+}
+
+// runServersTrust trusts (or, !trust, stops trusting) the project servers names, or all of
+// them, and says what each one runs or reaches.
+func runServersTrust(f *Factory, trust, all bool, names []string) error {
+	set, err := f.servers()
+	if err != nil {
+		return err
+	}
+	chosen, err := chooseProjectServers(set, names, all)
+	if err != nil {
+		return err
+	}
+	tl, err := config.TrustList(f.Getenv)
+	if err != nil {
+		return err
+	}
+	now := f.Now().UTC()
+	err = tl.Update(func(list []state.TrustedServer) []state.TrustedServer {
+		list = slices.DeleteFunc(list, func(t state.TrustedServer) bool {
+			return slices.ContainsFunc(chosen, func(s config.Server) bool { return s.Source == t.File && s.Name == t.Name })
+		})
+		if trust {
+			for _, s := range chosen {
+				list = append(list, state.TrustedServer{File: s.Source, Name: s.Name, SHA256: s.Digest, TrustedAt: now})
+			}
+		}
+		return list
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range chosen {
+		if !trust {
+			fmt.Fprintf(f.IO.ErrOut, "untrusted server %q of %s\n", termsafe.Line(s.Name), termsafe.Line(s.Source))
+			continue
+		}
+		printTrusted(f.IO.ErrOut, s)
+	}
+	if len(chosen) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "no servers in the project's config files")
+	}
+	return nil
+}
+
+// chooseProjectServers picks the servers of the project's config files called names, or all
+// of them. A name no project file defines is a usage error.
+func chooseProjectServers(set *config.Set, names []string, all bool) ([]config.Server, error) {
+	var chosen []config.Server
+	for _, name := range names {
+		found, own := false, ""
+		for _, s := range set.Servers {
+			if s.Name != name {
+				continue
+			}
+			if s.Scope != config.Project {
+				own = s.Source
+				continue
+			}
+			found = true
+			chosen = append(chosen, s)
+		}
+		if !found && own != "" {
+			return nil, flagErrorf("server %q comes from your own config %s, not from a project file; it needs no trust", name, own)
+		}
+		if !found {
+			return nil, flagErrorf("no server %q in the project's config files (%s); 'mcptask servers' lists them", name, strings.Join(set.ProjectPaths(), ", "))
+		}
+	}
+	if all {
+		for _, s := range set.Servers {
+			if s.Scope == config.Project {
+				chosen = append(chosen, s)
+			}
+		}
+	}
+	return chosen, nil
+}
+
+// printTrusted says what the server just trusted runs or reaches, and which names of
+// headers and environment variables it is given (never their values).
+func printTrusted(w io.Writer, s config.Server) {
+	fmt.Fprintf(w, "trusted server %q of %s: %s", termsafe.Line(s.Name), termsafe.Line(s.Source), termsafe.Line(s.Target()))
+	if len(s.Headers) > 0 {
+		fmt.Fprintf(w, "; headers %s", termsafe.Line(strings.Join(sortedKeys(s.Headers), ", ")))
+	}
+	if len(s.Env) > 0 {
+		fmt.Fprintf(w, "; env %s", termsafe.Line(strings.Join(sortedKeys(s.Env), ", ")))
+	}
+	if s.ShadowedBy != "" {
+		fmt.Fprintf(w, " (but %s defines the name too, and wins)", s.ShadowedBy)
+	}
+	fmt.Fprintln(w)
 }
 
 // completeTaskIDs offers the ledger's task ids (shell completion).

@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/pflag"
@@ -159,7 +158,7 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 	if err := f.checkAuthFlags(); err != nil {
 		return ref, nil, err
 	}
-	f.learnSecrets(ref, hdr)
+	f.connector().LearnSecrets(ref, hdr)
 	return ref, hdr, nil
 }
 
@@ -176,32 +175,4 @@ func (f *Factory) connect(ctx context.Context, opts rpc.ClientOptions) (*rpc.Cli
 func (f *Factory) connectRef(ctx context.Context, ref ServerRef, hdr http.Header, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
 	c, ref, err := f.connector().Dial(ctx, ref, hdr, opts)
 	return c, ref, connErr(err)
-}
-
-// splitCommand splits a command line the way a POSIX shell splits words (connect.SplitCommand).
-func splitCommand(s string) ([]string, error) { return connect.SplitCommand(s) }
-
-// stdioEnv is the environment given to a stdio server (connect.Connector.StdioEnv).
-func (f *Factory) stdioEnv(ref ServerRef) []string { return f.connector().StdioEnv(ref) }
-
-// httpOptions are the transport options of an HTTP server: the run's pool, and OAuth unless
-// the user gave the Authorization header (connect.Connector.HTTPOptions).
-func (f *Factory) httpOptions(ref *ServerRef, hdr http.Header, trace *rpc.TraceOptions) rpc.HTTPOptions {
-	return f.connector().HTTPOptions(ref, hdr, trace)
-}
-
-// authSession is the run's one OAuth session of ref's server (connect.Connector.AuthSession).
-func (f *Factory) authSession(ref ServerRef) (*auth.Session, error) {
-	s, err := f.connector().AuthSession(ref)
-	return s, connErr(err)
-}
-
-// authEnvironment is what the run's OAuth sessions share (connect.Connector.AuthEnv).
-func (f *Factory) authEnvironment() (*auth.Env, error) { return f.connector().AuthEnv() }
-
-// closeConnector closes what the run's connections shared (the --record file).
-func (f *Factory) closeConnector() {
-	if f.conn != nil {
-		f.conn.Close()
-	}
 }

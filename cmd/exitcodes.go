@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes. They are a contract with every script that runs mcptask: never renumber one,
@@ -59,4 +61,26 @@ func exitCodesHelp() string {
 		fmt.Fprintf(&b, "  %3d  %-15s %s\n", e.Code, e.Name, e.Desc)
 	}
 	return b.String()
+}
+
+// newCmdExitCodes returns `mcptask exit-codes`, also reached as `mcptask help exit-codes`:
+// the table above, or with --json an "exit-codes" envelope.
+func newCmdExitCodes(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "Show the exit codes mcptask returns",
+		Long:  exitCodesHelp(),
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if f.Global.JSON {
+				codes := make([]map[string]any, 0, len(exitCodeTable))
+				for _, e := range exitCodeTable {
+					codes = append(codes, map[string]any{"code": e.Code, "name": e.Name, "meaning": e.Desc})
+				}
+				return writeJSON(c.OutOrStdout(), map[string]any{"type": "exit-codes", "codes": codes})
+			}
+			fmt.Fprint(c.OutOrStdout(), exitCodesHelp())
+			return nil
+		},
+	}
 }

@@ -73,11 +73,11 @@ type resumeGroup struct {
 }
 
 // groupKey is the connection a record is followed on. A record that may not be resumed as it
-// stands (checkRecord) gets a group of its own: it must neither lend its credentials to the
+// stands (connect.Connector.Check) gets a group of its own: it must neither lend its credentials to the
 // user's records nor take the user's tasks down with it.
 func groupKey(f *Factory, r state.Record) string {
 	k := r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID
-	if f.checkRecord(r) != nil {
+	if f.connector().Check(r) != nil {
 		k += "\x00untrusted\x00" + r.TaskID
 	}
 	return k
@@ -127,16 +127,33 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		sinks = []follow.Sink{rep.printer, rep}
 	}
 	e := f.newEngine(o, sinks...)
-
-	// Connect every group at once; a server that cannot be reached fails its own tasks only.
 	cctx, cancel := withDeadline(ctx, o.Deadline)
 	defer cancel()
+	ids, answered, clients := connectGroups(cctx, e, rep, groups)
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	if o.Live {
+		server := ""
+		if len(groups) == 1 {
+			server = groups[0].ref.String()
+		}
+		return runLive(ctx, f, e, feed, rep, ids, nil, tui.Options{Answered: answered, Server: server})
+	}
+	e.Run(ctx)
+	return rep.finish()
+}
+
+// connectGroups connects every group at once and hands its tasks to e; a server that cannot
+// be reached fails its own tasks only. It returns the task ids in order, the keys already
+// answered of each task, and the clients to close when the run ends.
+func connectGroups(ctx context.Context, e *follow.Engine, rep *reporter, groups []*resumeGroup) (ids []string, answered map[string][]string, clients []*rpc.Client) {
+	answered = map[string][]string{}
 	var (
-		ids      []string
-		answered = map[string][]string{}
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		clients  []*rpc.Client
+		wg sync.WaitGroup
+		mu sync.Mutex
 	)
 	for _, g := range groups {
 		srv := e.Server(g.ref.String(), toServer(g.ref).Key())
@@ -153,7 +170,7 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, _, err := g.connect(cctx, srv.ClientOptions(rpc.ClientOptions{}))
+			c, _, err := g.connect(ctx, srv.ClientOptions(rpc.ClientOptions{}))
 			if err != nil {
 				srv.Unreachable(err, targets...)
 				return
@@ -165,18 +182,5 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		}()
 	}
 	wg.Wait()
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
-	if o.Live {
-		server := ""
-		if len(groups) == 1 {
-			server = groups[0].ref.String()
-		}
-		return runLive(ctx, f, e, feed, rep, ids, nil, tui.Options{Answered: answered, Server: server})
-	}
-	e.Run(ctx)
-	return rep.finish()
+	return ids, answered, clients
 }

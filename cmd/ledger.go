@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -53,7 +52,7 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 		return err
 	}
 	r := newRecord(c, ref, tool, t, f.Now())
-	f.signRecord(&r)
+	f.connector().Sign(&r)
 	return st.Put(r)
 }
 
@@ -151,11 +150,5 @@ func (f *Factory) refOf(rec *state.Record) (ServerRef, error) {
 // check; secrets are read again, never stored (connect.Connector.Record).
 func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
 	c, ref, err := f.connector().Record(ctx, rec, opts)
-	return c, ref, connErr(err)
-}
-
-// connectAssumed opens an HTTP client in a known era without a handshake.
-func (f *Factory) connectAssumed(ctx context.Context, ref ServerRef, hdr http.Header, era rpc.Era, session string, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
-	c, ref, err := f.connector().Assume(ctx, ref, hdr, era, session, opts)
 	return c, ref, connErr(err)
 }

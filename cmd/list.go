@@ -173,7 +173,8 @@ func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.T
 	}
 	var c *rpc.Client
 	if sid := follow.ListSession(recs, toServer(ref).Key(), now); sid != "" && f.Global.Protocol != rpc.VersionModern && ref.URL != "" {
-		c, ref, err = f.connectAssumed(ctx, ref, hdr, rpc.EraLegacy, sid, rpc.ClientOptions{})
+		c, ref, err = f.connector().Assume(ctx, ref, hdr, rpc.EraLegacy, sid, rpc.ClientOptions{})
+		err = connErr(err)
 	} else {
 		c, ref, err = f.connect(ctx, rpc.ClientOptions{})
 	}
@@ -207,55 +208,59 @@ all of them unless --server or --stdio names one.`,
 		Example:           `  mcptask forget 786512e2-9e0d-44bd-8f29-789f320fe840`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(c *cobra.Command, args []string) error {
-			st, err := f.ledger()
-			if err != nil {
-				return err
-			}
-			key, err := f.namedServerKey()
-			if err != nil {
-				return err
-			}
-			var missing []string
-			err = st.Update(func(file *state.File) error {
-				for _, id := range args {
-					kept := file.Tasks[:0]
-					found := false
-					for _, r := range file.Tasks {
-						if r.TaskID == id && (key == "" || r.Server.Key() == key) {
-							found = true
-							continue
-						}
-						kept = append(kept, r)
-					}
-					file.Tasks = kept
-					if !found {
-						missing = append(missing, id)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if f.Global.JSON {
-				forgot := []string{}
-				for _, id := range args {
-					if !slices.Contains(missing, id) {
-						forgot = append(forgot, id)
-					}
-				}
-				if err := writeJSON(f.IO.Out, map[string]any{"type": "forget", "forgotten": forgot, "missing": missing}); err != nil {
-					return err
-				}
-			}
-			if len(missing) > 0 {
-				return &ExitError{Code: ExitExpired, Err: fmt.Errorf("not in the ledger (%s): %s", st.Path(), strings.Join(missing, ", "))}
-			}
-			fmt.Fprintf(f.IO.ErrOut, "forgot %d task(s)\n", len(args)-len(missing))
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runForget(f, args) },
 	}
+}
+
+// runForget removes the tasks named by ids from the ledger (for the server the flags name,
+// if any). An id not there exits 6, after the others were removed.
+func runForget(f *Factory, ids []string) error {
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	key, err := f.namedServerKey()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	err = st.Update(func(file *state.File) error {
+		for _, id := range ids {
+			kept := file.Tasks[:0]
+			found := false
+			for _, r := range file.Tasks {
+				if r.TaskID == id && (key == "" || r.Server.Key() == key) {
+					found = true
+					continue
+				}
+				kept = append(kept, r)
+			}
+			file.Tasks = kept
+			if !found {
+				missing = append(missing, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON {
+		forgot := []string{}
+		for _, id := range ids {
+			if !slices.Contains(missing, id) {
+				forgot = append(forgot, id)
+			}
+		}
+		if err := writeJSON(f.IO.Out, map[string]any{"type": "forget", "forgotten": forgot, "missing": missing}); err != nil {
+			return err
+		}
+	}
+	if len(missing) > 0 {
+		return &ExitError{Code: ExitExpired, Err: fmt.Errorf("not in the ledger (%s): %s", st.Path(), strings.Join(missing, ", "))}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "forgot %d task(s)\n", len(ids)-len(missing))
+	return nil
 }
 
 // NewCmdPrune returns `mcptask prune`.

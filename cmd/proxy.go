@@ -149,7 +149,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		popts.Ledger = ledger.New(st, ledger.Options{Sign: f.signRecord}) // failures become notices of the proxy
+		popts.Ledger = ledger.New(st, ledger.Options{Sign: f.connector().Sign}) // failures become notices of the proxy
 	}
 	if f.Global.Record != "" {
 		file, err := os.OpenFile(f.Global.Record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -186,7 +186,7 @@ func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.O
 	defer flush()
 	p := proxy.New(popts)
 	defer p.Close()
-	code, err := p.RunStdio(ctx, proxy.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref), In: f.IO.In, Out: f.IO.Out, Stderr: errOut})
+	code, err := p.RunStdio(ctx, proxy.StdioOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.connector().StdioEnv(ref), In: f.IO.In, Out: f.IO.Out, Stderr: errOut})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}

@@ -120,7 +120,7 @@ func runHostStdioProxy(ctx context.Context, f *Factory, ref ServerRef, hdr http.
 	defer flush()
 	p := proxy.New(popts)
 	defer p.Close()
-	o := f.httpOptions(&ref, hdr, nil)
+	o := f.connector().HTTPOptions(&ref, hdr, nil)
 	if err := p.RunHostStdio(ctx, proxy.HostStdioOptions{Upstream: ref.URL, HTTP: o, In: f.IO.In, Out: f.IO.Out}); err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -150,7 +150,7 @@ func printHostStdioConfig(f *Factory, opts *ProxyOptions, name string, src *conf
 // same listener and its checks, and the ledger records the stdio command (resume starts it
 // again).
 func runStdioListenProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref ServerRef, hdr http.Header, popts proxy.Options, errOut io.Writer) error {
-	backend := proxy.NewStdioBackend(proxy.StdioBackendOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.stdioEnv(ref)})
+	backend := proxy.NewStdioBackend(proxy.StdioBackendOptions{Argv: ref.Argv, Dir: ref.Dir, Env: f.connector().StdioEnv(ref)})
 	defer backend.Close()
 	fmt.Fprintf(errOut, "mcptask: serving the stdio server %s over HTTP (one process per 2025-11-25 session, one shared by 2026-07-28 hosts)\n", strings.Join(quoteAll(ref.Argv), " "))
 	inner := ref

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"net/http"
-
 	"github.com/mcptask/mcptask/internal/redact"
 )
 
@@ -13,11 +11,6 @@ import (
 func (f *Factory) redactor() *redact.Redactor {
 	f.redOnce.Do(func() { f.red = redact.New(nil) })
 	return f.red
-}
-
-// learnSecrets tells the run's redactor about the secrets of ref (connect.Connector.LearnSecrets).
-func (f *Factory) learnSecrets(ref ServerRef, hdr http.Header) {
-	f.connector().LearnSecrets(ref, hdr)
 }
 
 // redactStreams puts stdout and stderr, when they are not a terminal (a CI job's log, a

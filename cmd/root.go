@@ -83,7 +83,9 @@ func Main() int {
 func Run(ctx context.Context, f *Factory, args []string) int {
 	f.started = time.Now()
 	err := execute(ctx, f, NewCmdRoot(f), args)
-	f.closeConnector()
+	if f.conn != nil {
+		f.conn.Close() // what the run's connections shared: the --record file
+	}
 	f.finishWorkflow()
 	code := exitCode(ctx, err)
 	if err != nil {
@@ -148,18 +150,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	f.Global.AddFlags(root.PersistentFlags(), f.Getenv)
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
-		fs := c.Flags()
-		f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
-		// Precedence: flag > MCPTASK_* environment > config file.
-		if err := f.applyEnv(fs); err != nil {
-			return err
-		}
-		if err := f.setupWorkflow(c); err != nil {
-			return err
-		}
-		return f.applyNamedServer()
-	}
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return preRun(f, c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &FlagError{Err: err}
 	})
@@ -184,26 +175,25 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdAuth(f),
 		NewCmdVersion(f),
 	)
-	// `mcptask help exit-codes` (and `mcptask exit-codes`) prints the table.
-	root.AddCommand(&cobra.Command{
-		Use:   "exit-codes",
-		Short: "Show the exit codes mcptask returns",
-		Long:  exitCodesHelp(),
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if f.Global.JSON {
-				codes := make([]map[string]any, 0, len(exitCodeTable))
-				for _, e := range exitCodeTable {
-					codes = append(codes, map[string]any{"code": e.Code, "name": e.Name, "meaning": e.Desc})
-				}
-				return writeJSON(c.OutOrStdout(), map[string]any{"type": "exit-codes", "codes": codes})
-			}
-			fmt.Fprint(c.OutOrStdout(), exitCodesHelp())
-			return nil
-		},
-	})
+	root.AddCommand(newCmdExitCodes(f)) // `mcptask help exit-codes` (and `mcptask exit-codes`)
 	setupHelp(root)
 	return root
+}
+
+// preRun settles what every command shares before it runs: which flags were given, the
+// MCPTASK_* environment and the config file under them (precedence: flag > environment >
+// config file), the run's CI log and hooks, and the redacting streams.
+func preRun(f *Factory, c *cobra.Command) error {
+	fs := c.Flags()
+	f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
+	// Precedence: flag > MCPTASK_* environment > config file.
+	if err := f.applyEnv(fs); err != nil {
+		return err
+	}
+	if err := f.setupWorkflow(c); err != nil {
+		return err
+	}
+	return f.applyNamedServer()
 }
 
 // FlagError is a usage error: a bad flag, argument or input. It exits 2.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/ci"
 	"github.com/mcptask/mcptask/internal/completion"
+	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -118,7 +119,7 @@ func (w *workflow) hooks() *completion.Hooks {
 	if f.Workflow.OnComplete == "" {
 		return nil
 	}
-	argv, err := splitCommand(f.Workflow.OnComplete)
+	argv, err := connect.SplitCommand(f.Workflow.OnComplete)
 	h := completion.NewHooks(f.Workflow.OnComplete, argv, err)
 	h.Timeout, h.Stderr, h.ErrorText = f.Workflow.HookTimeout, f.IO.ErrOut, f.errorText
 	return h

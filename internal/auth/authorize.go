@@ -37,21 +37,79 @@ type callbackResult struct {
 // returns the credential it produced. prev, when it belongs to the same issuer, lends its
 // client registration.
 func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credential, scopes []string) (*Credential, error) {
+	if err := s.checkAuthorizable(d); err != nil {
+		return nil, err
+	}
+	ln, err := s.listenCallback(d, prev)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	redirectURI := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+
+	client, err := s.chooseClient(ctx, d, prev, redirectURI)
+	if err != nil {
+		return nil, err
+	}
+	verifier := oauth2.GenerateVerifier()
+	state := randomString()
+	cfg := codeConfig(d, client, redirectURI, scopes)
+	// RFC 8707 §2: the resource, exactly as the PRM states it, on the authorization request
+	// and on the token request.
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource)}
+	if promptConsent(d.AS, scopes) {
+		s.env.note("auth: %s is an OpenID provider; asking for offline_access with prompt=consent (OpenID Connect Core §11)", d.Issuer)
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
+	}
+	authURL := cfg.AuthCodeURL(state, opts...)
+
+	results := make(chan callbackResult, 1)
+	srv := callbackServer(state, results)
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	s.authRequests++
+	res, err := s.awaitCallback(ctx, d, authURL, redirectURI, results)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIss(res.query, d); err != nil {
+		return nil, err
+	}
+	if e := res.query.Get("error"); e != "" {
+		return nil, &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL,
+			Msg: fmt.Sprintf("the authorization server refused the login: %s %s", termsafe.Line(e), termsafe.Line(res.query.Get("error_description")))}
+	}
+	code := res.query.Get("code")
+	if code == "" {
+		return nil, errorf(ReasonFailed, "the authorization response carries no code")
+	}
+	return s.exchangeCode(ctx, d, &cfg, client, code, verifier, scopes)
+}
+
+// checkAuthorizable refuses an authorization request d's server cannot serve safely, and one
+// more after maxAuthRequests in this session.
+func (s *Session) checkAuthorizable(d *Discovery) error {
 	// Security Considerations §Authorization Code Protection: MUST verify PKCE support and
 	// refuse to proceed without S256.
 	if !slices.Contains(d.AS.CodeChallengeMethodsSupported, "S256") {
-		return nil, &Error{Reason: ReasonFailed, Server: s.cfg.ServerURL,
+		return &Error{Reason: ReasonFailed, Server: s.cfg.ServerURL,
 			Msg: fmt.Sprintf("the authorization server %s does not advertise PKCE with S256 (code_challenge_methods_supported); refusing to authorize without it", d.Issuer)}
 	}
 	if d.AS.AuthorizationEndpoint == "" {
-		return nil, errorf(ReasonFailed, "the authorization server %s has no authorization_endpoint", d.Issuer)
+		return errorf(ReasonFailed, "the authorization server %s has no authorization_endpoint", d.Issuer)
 	}
 	if s.authRequests >= maxAuthRequests {
-		return nil, &Error{Reason: ReasonInsufficientScope, Server: s.cfg.ServerURL,
+		return &Error{Reason: ReasonInsufficientScope, Server: s.cfg.ServerURL,
 			Msg: fmt.Sprintf("gave up after %d authorization requests to %s", s.authRequests, d.Issuer), Hint: "check the scopes your account may have"}
 	}
-	// The loopback listener: the port asked for, else the one the stored registration
-	// names (an exact redirect URI match), else any free one (RFC 8252 §7.3).
+	return nil
+}
+
+// listenCallback opens the loopback listener for the redirect: the port asked for, else the
+// one the stored registration names (an exact redirect URI match), else any free one
+// (RFC 8252 §7.3).
+func (s *Session) listenCallback(d *Discovery, prev *Credential) (net.Listener, error) {
 	port := s.cfg.CallbackPort
 	if port == 0 && prev != nil && prev.Issuer == d.Issuer {
 		if u, err := url.Parse(prev.Client.RedirectURI); err == nil {
@@ -65,15 +123,11 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 	if err != nil {
 		return nil, errorf(ReasonFailed, "listen for the OAuth redirect on 127.0.0.1:%d", port).wrap(err)
 	}
-	defer ln.Close()
-	redirectURI := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	return ln, nil
+}
 
-	client, err := s.chooseClient(ctx, d, prev, redirectURI)
-	if err != nil {
-		return nil, err
-	}
-	verifier := oauth2.GenerateVerifier()
-	state := randomString()
+// codeConfig is the oauth2 configuration of one authorization code grant by client.
+func codeConfig(d *Discovery, client Client, redirectURI string, scopes []string) oauth2.Config {
 	cfg := oauth2.Config{
 		ClientID:     client.ID,
 		ClientSecret: client.Secret,
@@ -88,17 +142,13 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 	if client.AuthMethod == MethodNone {
 		cfg.ClientSecret = ""
 	}
-	// RFC 8707 §2: the resource, exactly as the PRM states it, on the authorization request
-	// and on the token request.
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource)}
-	if promptConsent(d.AS, scopes) {
-		s.env.note("auth: %s is an OpenID provider; asking for offline_access with prompt=consent (OpenID Connect Core §11)", d.Issuer)
-		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
-	}
-	authURL := cfg.AuthCodeURL(state, opts...)
+	return cfg
+}
 
-	results := make(chan callbackResult, 1)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// callbackServer serves the loopback redirect URI: the first response that carries state goes
+// to results; anything else is refused.
+func callbackServer(state string, results chan<- callbackResult) *http.Server {
+	return &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/callback" {
 			http.NotFound(w, r)
 			return
@@ -116,23 +166,22 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 		default:
 		}
 	})}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+}
 
-	s.authRequests++
+// awaitCallback sends the person (or, with --browser follow, mcptask itself) to authURL and
+// waits for the redirect to arrive at redirectURI, within a bound of its own.
+func (s *Session) awaitCallback(ctx context.Context, d *Discovery, authURL, redirectURI string, results chan callbackResult) (callbackResult, error) {
 	wait := 5 * time.Minute
-	resume := func() {}
 	if s.cfg.Browser != BrowserFollow {
 		// The wait below is the person's, at the browser: it has its own bound (wait), and a
 		// caller's bound on the server's first answer stops counting meanwhile.
-		resume = pauseClock(ctx)
-		defer resume()
+		defer pauseClock(ctx)()
 	}
 	switch s.cfg.Browser {
 	case BrowserFollow:
 		wait = 30 * time.Second
 		if err := s.follow(ctx, authURL, results); err != nil {
-			return nil, err
+			return callbackResult{}, err
 		}
 	case BrowserPrint:
 		s.env.say("Open this URL in a browser to log in to %s:\n\n  %s\n", s.cfg.ServerURL, authURL)
@@ -144,29 +193,21 @@ func (s *Session) authorizeCode(ctx context.Context, d *Discovery, prev *Credent
 			}
 		}
 	}
-	var res callbackResult
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
-	case res = <-results:
+	case res := <-results:
+		return res, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return callbackResult{}, ctx.Err()
 	case <-timer.C:
-		return nil, &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL, Msg: fmt.Sprintf("no authorization response arrived at %s within %s", redirectURI, wait),
+		return callbackResult{}, &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL, Msg: fmt.Sprintf("no authorization response arrived at %s within %s", redirectURI, wait),
 			Hint: loginHint(s.cfg.ServerURL, s.cfg.Profile)}
 	}
-	resume()
-	if err := checkIss(res.query, d); err != nil {
-		return nil, err
-	}
-	if e := res.query.Get("error"); e != "" {
-		return nil, &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL,
-			Msg: fmt.Sprintf("the authorization server refused the login: %s %s", termsafe.Line(e), termsafe.Line(res.query.Get("error_description")))}
-	}
-	code := res.query.Get("code")
-	if code == "" {
-		return nil, errorf(ReasonFailed, "the authorization response carries no code")
-	}
+}
+
+// exchangeCode trades code for tokens at d's token endpoint and builds the credential.
+func (s *Session) exchangeCode(ctx context.Context, d *Discovery, cfg *oauth2.Config, client Client, code, verifier string, scopes []string) (*Credential, error) {
 	hctx := context.WithValue(ctx, oauth2.HTTPClient, s.env.HTTP)
 	tok, err := cfg.Exchange(hctx, code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
 	if err != nil {

@@ -65,39 +65,9 @@ func pickSecretMethod(hasSecret bool, supported []string) string {
 // (Client Registration §Application Type: MUST specify application_type), then uses the auth
 // method the server actually registered.
 func (s *Session) register(ctx context.Context, d *Discovery, redirectURI string) (Client, error) {
-	body, _ := json.Marshal(map[string]any{
-		"client_name":                "mcptask",
-		"client_uri":                 "https://github.com/mcptask/mcptask",
-		"application_type":           "native",
-		"redirect_uris":              []string{redirectURI},
-		"grant_types":                []string{GrantAuthorizationCode, "refresh_token"},
-		"response_types":             []string{"code"},
-		"token_endpoint_auth_method": MethodNone,
-	})
-	if err := checkEndpoint(d.AS.RegistrationEndpoint, "registration_endpoint"); err != nil {
-		return Client{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
+	data, err := s.postRegistration(ctx, d, redirectURI)
 	if err != nil {
 		return Client{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.env.HTTP.Do(req)
-	if err != nil {
-		return Client{}, errorf(ReasonFailed, "register with %s", d.AS.RegistrationEndpoint).wrap(unwrapURLError(err))
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error       string `json:"error"`
-			Description string `json:"error_description"`
-		}
-		_ = json.Unmarshal(data, &e)
-		return Client{}, &Error{Reason: ReasonFailed, Server: s.cfg.ServerURL,
-			Msg:  fmt.Sprintf("the authorization server refused the client registration: HTTP %d %s %s", resp.StatusCode, termsafe.Line(e.Error), termsafe.Line(e.Description)),
-			Hint: "register mcptask there by hand and give --client-id"}
 	}
 	var r struct {
 		ClientID              string `json:"client_id"`
@@ -131,4 +101,44 @@ func (s *Session) register(ctx context.Context, d *Discovery, redirectURI string
 		return Client{}, errorf(ReasonFailed, "the authorization server registered mcptask with token_endpoint_auth_method %q, which mcptask cannot use", termsafe.Line(c.AuthMethod))
 	}
 	return c, nil
+}
+
+// postRegistration sends the registration request to d's registration endpoint and returns
+// the body of its success response (bounded by maxMetadataBytes).
+func (s *Session) postRegistration(ctx context.Context, d *Discovery, redirectURI string) ([]byte, error) {
+	body, _ := json.Marshal(map[string]any{
+		"client_name":                "mcptask",
+		"client_uri":                 "https://github.com/mcptask/mcptask",
+		"application_type":           "native",
+		"redirect_uris":              []string{redirectURI},
+		"grant_types":                []string{GrantAuthorizationCode, "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": MethodNone,
+	})
+	if err := checkEndpoint(d.AS.RegistrationEndpoint, "registration_endpoint"); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.AS.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.env.HTTP.Do(req)
+	if err != nil {
+		return nil, errorf(ReasonFailed, "register with %s", d.AS.RegistrationEndpoint).wrap(unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		_ = json.Unmarshal(data, &e)
+		return nil, &Error{Reason: ReasonFailed, Server: s.cfg.ServerURL,
+			Msg:  fmt.Sprintf("the authorization server refused the client registration: HTTP %d %s %s", resp.StatusCode, termsafe.Line(e.Error), termsafe.Line(e.Description)),
+			Hint: "register mcptask there by hand and give --client-id"}
+	}
+	return data, nil
 }

@@ -64,9 +64,15 @@ func Revoke(ctx context.Context, hc *http.Client, c *Credential, o RevokeOptions
 	}
 	ca := ClientAuth{Client: client, Key: o.ClientKey, Audience: c.Issuer}
 	form := url.Values{"token": {token}, "token_type_hint": {hint}}
+	return endpoint, sendRevocation(ctx, hc, endpoint, form, ca)
+}
+
+// sendRevocation posts form to the revocation endpoint with the client's authentication and
+// returns nil when the server confirmed the revocation.
+func sendRevocation(ctx context.Context, hc *http.Client, endpoint string, form url.Values, ca ClientAuth) error {
 	req, err := clientPost(ctx, endpoint, form, ca)
 	if err != nil {
-		return endpoint, err
+		return err
 	}
 	// A redirect is a new party: the token and the client's credentials are never sent on to
 	// it. The answer is taken as it is, and a 3xx is a failure.
@@ -75,7 +81,7 @@ func Revoke(ctx context.Context, hc *http.Client, c *Credential, o RevokeOptions
 	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := noRedirects.Do(req)
 	if err != nil {
-		return endpoint, err
+		return err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -83,9 +89,9 @@ func Revoke(ctx context.Context, hc *http.Client, c *Credential, o RevokeOptions
 	case resp.StatusCode == http.StatusOK:
 		// RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 if the
 		// token has been revoked successfully or if the client submitted an invalid token."
-		return endpoint, nil
+		return nil
 	case resp.StatusCode/100 == 3:
-		return endpoint, fmt.Errorf("the revocation endpoint answered HTTP %d, a redirect to %s; not followed, so the token went nowhere else", resp.StatusCode, termsafe.Line(resp.Header.Get("Location")))
+		return fmt.Errorf("the revocation endpoint answered HTTP %d, a redirect to %s; not followed, so the token went nowhere else", resp.StatusCode, termsafe.Line(resp.Header.Get("Location")))
 	}
 	var e struct {
 		Error       string `json:"error"`
@@ -99,5 +105,5 @@ func Revoke(ctx context.Context, hc *http.Client, c *Credential, o RevokeOptions
 	if e.Description != "" {
 		msg += " (" + termsafe.Line(e.Description) + ")"
 	}
-	return endpoint, errors.New(msg)
+	return errors.New(msg)
 }

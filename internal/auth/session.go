@@ -436,31 +436,7 @@ func (s *Session) renewLocked(ctx context.Context, failed string) error {
 		s.cred = cur
 		return fmt.Errorf("no refresh token")
 	}
-	client := cur.Client
-	if client.Registration == RegPreRegistered {
-		// The secret and key come from this run's flags: they go only to their own issuer.
-		if err := s.checkBound(cur.Issuer); err != nil {
-			s.cred = cur
-			return err
-		}
-	}
-	if client.Registration == RegPreRegistered && client.Secret == "" {
-		client.Secret = s.cfg.ClientSecret
-	}
-	ca := ClientAuth{Client: client, Key: s.cfg.ClientKey, Audience: cur.Issuer}
-	var tr *tokenResponse
-	if cur.Grant == GrantClientCredentials && cur.RefreshToken == "" {
-		form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {cur.Resource}}
-		if len(cur.RequestedScopes) > 0 {
-			form.Set("scope", joinScopes(cur.RequestedScopes))
-		}
-		tr, err = postToken(ctx, s.env.HTTP, cur.TokenEndpoint, form, ca)
-	} else {
-		s.env.note("auth: refreshing the access token at %s", cur.TokenEndpoint)
-		// RFC 6749 §6 with RFC 8707 §2: the resource goes on the refresh request too.
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cur.RefreshToken}, "resource": {cur.Resource}}
-		tr, err = postToken(ctx, s.env.HTTP, cur.TokenEndpoint, form, ca)
-	}
+	tr, err := s.renewRequest(ctx, cur)
 	if err != nil {
 		if invalidGrant(err) {
 			cur.DropTokens()
@@ -478,6 +454,33 @@ func (s *Session) renewLocked(ctx context.Context, failed string) error {
 	}
 	s.cred = cur
 	return nil
+}
+
+// renewRequest asks cur's token endpoint for new tokens: with its refresh token, or, for a
+// client credentials grant that has none, with the client's credentials again.
+func (s *Session) renewRequest(ctx context.Context, cur *Credential) (*tokenResponse, error) {
+	client := cur.Client
+	if client.Registration == RegPreRegistered {
+		// The secret and key come from this run's flags: they go only to their own issuer.
+		if err := s.checkBound(cur.Issuer); err != nil {
+			return nil, err
+		}
+	}
+	if client.Registration == RegPreRegistered && client.Secret == "" {
+		client.Secret = s.cfg.ClientSecret
+	}
+	ca := ClientAuth{Client: client, Key: s.cfg.ClientKey, Audience: cur.Issuer}
+	if cur.Grant == GrantClientCredentials && cur.RefreshToken == "" {
+		form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {cur.Resource}}
+		if len(cur.RequestedScopes) > 0 {
+			form.Set("scope", joinScopes(cur.RequestedScopes))
+		}
+		return postToken(ctx, s.env.HTTP, cur.TokenEndpoint, form, ca)
+	}
+	s.env.note("auth: refreshing the access token at %s", cur.TokenEndpoint)
+	// RFC 6749 §6 with RFC 8707 §2: the resource goes on the refresh request too.
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cur.RefreshToken}, "resource": {cur.Resource}}
+	return postToken(ctx, s.env.HTTP, cur.TokenEndpoint, form, ca)
 }
 
 // save stores a new credential under its lock.

@@ -226,17 +226,7 @@ func (e *Engine) Run(ctx context.Context) []Outcome {
 	servers := e.servers
 	e.mu.Unlock()
 
-	if e.opts.Writer != nil {
-		e.ledger = e.opts.Writer
-		defer e.ledger.Flush()
-	} else {
-		var onError func(error)
-		if warn := e.opts.Warn; warn != nil {
-			onError = func(err error) { warn(err.Error()) }
-		}
-		e.ledger = ledger.New(e.opts.Ledger, ledger.Options{OnError: onError})
-		defer e.ledger.Close()
-	}
+	defer e.openLedger()()
 	inFlight := make(chan struct{}, e.opts.MaxInFlight)
 	waiting := 0
 	for _, k := range tasks {
@@ -251,55 +241,7 @@ func (e *Engine) Run(ctx context.Context) []Outcome {
 	outs := make([]Outcome, len(tasks))
 	var wg sync.WaitGroup
 	for _, s := range servers {
-		s.mu.Lock()
-		c, stasks := s.c, s.tasks
-		s.mu.Unlock()
-		if c == nil || len(stasks) == 0 {
-			continue
-		}
-		// 2026-07-28: push updates on a listen stream, polling as the safety net.
-		var pushDone chan struct{}
-		pctx, stopPush := context.WithCancel(wctx)
-		if c.Era() == rpc.EraModern && !e.opts.NoPush && !e.opts.Once {
-			ids := make([]string, 0, len(stasks))
-			for _, k := range stasks {
-				ids = append(ids, k.id)
-			}
-			h := &pushHub{srv: s}
-			s.mu.Lock()
-			s.hub = h
-			s.mu.Unlock()
-			pushDone = make(chan struct{})
-			go func() {
-				defer close(pushDone)
-				h.run(pctx, c, ids)
-			}()
-		}
-		var swg sync.WaitGroup
-		for _, k := range stasks {
-			if k.unreachable != nil {
-				continue
-			}
-			i := k.index
-			k.inFlight, k.spread = inFlight, spread
-			swg.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer swg.Done()
-				outs[i] = k.run(ctx, wctx)
-			}()
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			swg.Wait()
-			stopPush()
-			if pushDone != nil {
-				<-pushDone
-			}
-			s.release(stasks)
-		}()
+		e.followServer(ctx, wctx, s, &wg, outs, inFlight, spread)
 	}
 	for i, k := range tasks {
 		if k.unreachable != nil {
@@ -308,6 +250,83 @@ func (e *Engine) Run(ctx context.Context) []Outcome {
 	}
 	wg.Wait()
 	return outs
+}
+
+// openLedger sets up the run's ledger writer, the one given in Options or one of its own, and
+// returns what ends it when the run does: a flush of the one given, a close of its own.
+func (e *Engine) openLedger() (end func()) {
+	if e.opts.Writer != nil {
+		e.ledger = e.opts.Writer
+		return e.ledger.Flush
+	}
+	var onError func(error)
+	if warn := e.opts.Warn; warn != nil {
+		onError = func(err error) { warn(err.Error()) }
+	}
+	e.ledger = ledger.New(e.opts.Ledger, ledger.Options{OnError: onError})
+	return e.ledger.Close
+}
+
+// followServer starts following s's reachable tasks, each in a goroutine counted in wg that
+// puts its outcome in outs, with s's push stream beside them on a 2026-07-28 server; once
+// they all ended, the stream stops and s releases its session.
+func (e *Engine) followServer(ctx, wctx context.Context, s *Server, wg *sync.WaitGroup, outs []Outcome, inFlight chan struct{}, spread bool) {
+	s.mu.Lock()
+	c, stasks := s.c, s.tasks
+	s.mu.Unlock()
+	if c == nil || len(stasks) == 0 {
+		return
+	}
+	// 2026-07-28: push updates on a listen stream, polling as the safety net.
+	var pushDone chan struct{}
+	pctx, stopPush := context.WithCancel(wctx)
+	if c.Era() == rpc.EraModern && !e.opts.NoPush && !e.opts.Once {
+		pushDone = s.startPush(pctx, c, stasks)
+	}
+	var swg sync.WaitGroup
+	for _, k := range stasks {
+		if k.unreachable != nil {
+			continue
+		}
+		i := k.index
+		k.inFlight, k.spread = inFlight, spread
+		swg.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer swg.Done()
+			outs[i] = k.run(ctx, wctx)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		swg.Wait()
+		stopPush()
+		if pushDone != nil {
+			<-pushDone
+		}
+		s.release(stasks)
+	}()
+}
+
+// startPush opens s's push hub for stasks over c and returns a channel closed when it ends
+// (when ctx does).
+func (s *Server) startPush(ctx context.Context, c *rpc.Client, stasks []*task) chan struct{} {
+	ids := make([]string, 0, len(stasks))
+	for _, k := range stasks {
+		ids = append(ids, k.id)
+	}
+	h := &pushHub{srv: s}
+	s.mu.Lock()
+	s.hub = h
+	s.mu.Unlock()
+	pushDone := make(chan struct{})
+	go func() {
+		defer close(pushDone)
+		h.run(ctx, c, ids)
+	}()
+	return pushDone
 }
 
 // release ends a 2025-11-25 session once no unfinished task is bound to it: the client's

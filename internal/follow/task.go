@@ -123,48 +123,10 @@ func (k *task) event(kind Kind) Event {
 // KindResult that carries the outcome. ctx is the run's context (interrupts), wctx the
 // follow's (with the timeout and Stop).
 func (k *task) run(ctx, wctx context.Context) (out Outcome) {
-	defer func() {
-		k.mu.Lock()
-		k.ended = true
-		k.mu.Unlock()
-		if k.stopResult != nil {
-			k.stopResult()
-		}
-		out.TaskID, out.Tool, out.Server, out.Task = k.id, k.tool, k.s.name, k.t
-		if c := k.s.c; c != nil {
-			out.Era = c.Era()
-		}
-		ev := k.event(KindResult)
-		ev.Outcome = &out
-		ev.Requests = out.Requests
-		k.e.emit(ev)
-	}()
-	if k.unreachable != nil {
-		return Outcome{End: EndError, Err: k.unreachable, Unreachable: true}
+	defer func() { k.emitResult(&out) }()
+	if out, done := k.begin(wctx); done {
+		return out
 	}
-	if k.created {
-		k.e.emit(k.event(KindCreated))
-	}
-	if k.t == nil {
-		t, err := k.firstLook(wctx)
-		switch {
-		case err == nil:
-			k.setTask(t)
-		case rpc.IsUnknownTask(err):
-			return k.expired(err)
-		case wctx.Err() != nil:
-			k.setTask(k.fromRecord())
-			return k.abandoned(wctx)
-		case !Retryable(err):
-			return k.broken(err)
-		default:
-			// The server is unreachable right now: start from what the ledger knows and back
-			// off until it answers again.
-			k.setTask(k.fromRecord())
-			k.failed(err)
-		}
-	}
-	k.observe(k.t, ViaPoll, true)
 	timer := time.NewTimer(time.Hour) // one timer per follow, reset for every poll
 	defer timer.Stop()
 	for {
@@ -190,6 +152,58 @@ func (k *task) run(ctx, wctx context.Context) (out Outcome) {
 			return out
 		}
 	}
+}
+
+// begin takes the task's first state: the one it was handed, else a first look at the
+// server, else what the ledger knows while the server cannot be reached. done says the
+// follow already ended, with out.
+func (k *task) begin(wctx context.Context) (out Outcome, done bool) {
+	if k.unreachable != nil {
+		return Outcome{End: EndError, Err: k.unreachable, Unreachable: true}, true
+	}
+	if k.created {
+		k.e.emit(k.event(KindCreated))
+	}
+	if k.t == nil {
+		t, err := k.firstLook(wctx)
+		switch {
+		case err == nil:
+			k.setTask(t)
+		case rpc.IsUnknownTask(err):
+			return k.expired(err), true
+		case wctx.Err() != nil:
+			k.setTask(k.fromRecord())
+			return k.abandoned(wctx), true
+		case !Retryable(err):
+			return k.broken(err), true
+		default:
+			// The server is unreachable right now: start from what the ledger knows and back
+			// off until it answers again.
+			k.setTask(k.fromRecord())
+			k.failed(err)
+		}
+	}
+	k.observe(k.t, ViaPoll, true)
+	return Outcome{}, false
+}
+
+// emitResult marks the follow ended, fills in out what every outcome carries and emits the
+// KindResult event with it.
+func (k *task) emitResult(out *Outcome) {
+	k.mu.Lock()
+	k.ended = true
+	k.mu.Unlock()
+	if k.stopResult != nil {
+		k.stopResult()
+	}
+	out.TaskID, out.Tool, out.Server, out.Task = k.id, k.tool, k.s.name, k.t
+	if c := k.s.c; c != nil {
+		out.Era = c.Era()
+	}
+	ev := k.event(KindResult)
+	ev.Outcome = out
+	ev.Requests = out.Requests
+	k.e.emit(ev)
 }
 
 // firstLook asks for a task the engine was handed without its state. With many such tasks

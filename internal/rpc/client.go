@@ -199,43 +199,11 @@ func (c *Client) send(ctx context.Context, method string, params reqParams, name
 		}
 		resp, err := c.t.RoundTrip(ctx, msg, hdr)
 		if err != nil {
-			era := c.Era()
-			// C26-CHLOG major item 9: a broken stream loses the request; re-issue it with a
-			// new id. Only reads are re-issued automatically: a tools/call might run twice.
-			if errors.Is(err, ErrStreamBroken) && era == EraModern && attempt < 2 && method != "tools/call" {
+			retry, rerr := c.recoverSend(ctx, err, attempt, method)
+			if retry {
 				continue
 			}
-			// C26-STDIO: a server that died is started again; the request is re-sent once
-			// (never tools/call, which might then run twice), after the handshake its era needs.
-			if r, ok := c.t.(Restarter); ok && errors.Is(err, ErrServerExited) && attempt == 0 && method != "tools/call" && method != "initialize" {
-				if rerr := r.Restart(ctx); rerr != nil {
-					return nil, fmt.Errorf("%s: %w; restarting it failed: %v", method, err, rerr)
-				}
-				if c.opts.OnRestart != nil {
-					c.opts.OnRestart(err)
-				}
-				if era == EraLegacy {
-					if ierr := c.initialize(ctx); ierr != nil {
-						return nil, fmt.Errorf("%s: server restarted, and initialize failed: %w", method, ierr)
-					}
-				}
-				continue
-			}
-			if c.reprobe(ctx, err, attempt, method) {
-				continue
-			}
-			// C25-TRANS §Session Management: on 404 with a session the client MUST start a
-			// new session by sending initialize without the id.
-			if errors.Is(err, ErrSessionExpired) && era == EraLegacy && attempt == 0 && method != "initialize" {
-				if s, ok := c.t.(SessionHolder); ok {
-					s.SetSessionID("")
-				}
-				if ierr := c.initialize(ctx); ierr != nil {
-					return nil, fmt.Errorf("%s: session expired, and re-initializing failed: %w", method, ierr)
-				}
-				continue
-			}
-			return nil, err
+			return nil, rerr
 		}
 		if c.opts.Observe != nil {
 			var oerr error
@@ -255,6 +223,49 @@ func (c *Client) send(ctx context.Context, method string, params reqParams, name
 		}
 		return resp.Result, nil
 	}
+}
+
+// recoverSend decides what a transport failure err of attempt (from 0) of method calls for:
+// retry says to send the request again, after whatever the failure needed (a restarted
+// server, a new session); otherwise the error to return.
+func (c *Client) recoverSend(ctx context.Context, err error, attempt int, method string) (retry bool, _ error) {
+	era := c.Era()
+	// C26-CHLOG major item 9: a broken stream loses the request; re-issue it with a
+	// new id. Only reads are re-issued automatically: a tools/call might run twice.
+	if errors.Is(err, ErrStreamBroken) && era == EraModern && attempt < 2 && method != "tools/call" {
+		return true, nil
+	}
+	// C26-STDIO: a server that died is started again; the request is re-sent once
+	// (never tools/call, which might then run twice), after the handshake its era needs.
+	if r, ok := c.t.(Restarter); ok && errors.Is(err, ErrServerExited) && attempt == 0 && method != "tools/call" && method != "initialize" {
+		if rerr := r.Restart(ctx); rerr != nil {
+			return false, fmt.Errorf("%s: %w; restarting it failed: %v", method, err, rerr)
+		}
+		if c.opts.OnRestart != nil {
+			c.opts.OnRestart(err)
+		}
+		if era == EraLegacy {
+			if ierr := c.initialize(ctx); ierr != nil {
+				return false, fmt.Errorf("%s: server restarted, and initialize failed: %w", method, ierr)
+			}
+		}
+		return true, nil
+	}
+	if c.reprobe(ctx, err, attempt, method) {
+		return true, nil
+	}
+	// C25-TRANS §Session Management: on 404 with a session the client MUST start a
+	// new session by sending initialize without the id.
+	if errors.Is(err, ErrSessionExpired) && era == EraLegacy && attempt == 0 && method != "initialize" {
+		if s, ok := c.t.(SessionHolder); ok {
+			s.SetSessionID("")
+		}
+		if ierr := c.initialize(ctx); ierr != nil {
+			return false, fmt.Errorf("%s: session expired, and re-initializing failed: %w", method, ierr)
+		}
+		return true, nil
+	}
+	return false, err
 }
 
 // reprobe handles a failure of a request sent on the strength of a cached server/discover

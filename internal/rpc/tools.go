@@ -163,44 +163,14 @@ func (c *Client) CallTool(ctx context.Context, p CallParams) (*CallResult, error
 	}
 	era := c.Era()
 	var extra http.Header
+	var err error
 	if era == EraLegacy {
-		c.holdStandaloneStream(ctx)
-		// C25-TASKS §Tool-Level Negotiation: only when the server declares
-		// tasks.requests.tools.call, and never for a tool whose taskSupport is absent or
-		// "forbidden"; "required" tools MUST get it.
-		if c.TasksSupported() {
-			tool, err := c.Tool(ctx, p.Name)
-			if err != nil {
-				return nil, err
-			}
-			if tool != nil && (tool.TaskSupport() == "optional" || tool.TaskSupport() == "required") {
-				task := map[string]any{}
-				if p.TTL > 0 {
-					task["ttl"] = p.TTL.Milliseconds()
-				}
-				params["task"] = task
-			}
-		}
+		err = c.legacyCallParams(ctx, p, params)
 	} else {
-		if len(p.InputResponses) > 0 {
-			params["inputResponses"] = p.InputResponses
-		}
-		// C26-MRTR §Client Requirements: echo requestState exactly, or omit it.
-		if p.RequestState != "" {
-			params["requestState"] = p.RequestState
-		}
-		// C26-HTTP §Custom Headers from Tool Parameters: the client MUST mirror annotated
-		// arguments into Mcp-Param-* headers, on the first call too; so the tool's inputSchema
-		// is needed before the call (from this run, the cache, or tools/list).
-		if c.wantsHeaders() {
-			tool, err := c.Tool(ctx, p.Name)
-			if err != nil {
-				return nil, err
-			}
-			if tool != nil {
-				extra = paramHeaders(tool, p.Arguments)
-			}
-		}
+		extra, err = c.modernCallParams(ctx, p, params)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(meta) > 0 {
 		params["_meta"] = meta
@@ -227,6 +197,53 @@ func (c *Client) CallTool(ctx context.Context, p CallParams) (*CallResult, error
 		return nil, err
 	}
 	return DecodeCallResult(res, era)
+}
+
+// legacyCallParams adds to a 2025-11-25 tools/call's params the task request, where the
+// server and the tool allow one.
+func (c *Client) legacyCallParams(ctx context.Context, p CallParams, params map[string]any) error {
+	c.holdStandaloneStream(ctx)
+	// C25-TASKS §Tool-Level Negotiation: only when the server declares
+	// tasks.requests.tools.call, and never for a tool whose taskSupport is absent or
+	// "forbidden"; "required" tools MUST get it.
+	if !c.TasksSupported() {
+		return nil
+	}
+	tool, err := c.Tool(ctx, p.Name)
+	if err != nil {
+		return err
+	}
+	if tool != nil && (tool.TaskSupport() == "optional" || tool.TaskSupport() == "required") {
+		task := map[string]any{}
+		if p.TTL > 0 {
+			task["ttl"] = p.TTL.Milliseconds()
+		}
+		params["task"] = task
+	}
+	return nil
+}
+
+// modernCallParams adds to a 2026-07-28 tools/call's params the MRTR round's answers and
+// state, and returns the Mcp-Param-* headers the tool's schema asks for.
+func (c *Client) modernCallParams(ctx context.Context, p CallParams, params map[string]any) (http.Header, error) {
+	if len(p.InputResponses) > 0 {
+		params["inputResponses"] = p.InputResponses
+	}
+	// C26-MRTR §Client Requirements: echo requestState exactly, or omit it.
+	if p.RequestState != "" {
+		params["requestState"] = p.RequestState
+	}
+	// C26-HTTP §Custom Headers from Tool Parameters: the client MUST mirror annotated
+	// arguments into Mcp-Param-* headers, on the first call too; so the tool's inputSchema
+	// is needed before the call (from this run, the cache, or tools/list).
+	if !c.wantsHeaders() {
+		return nil, nil
+	}
+	tool, err := c.Tool(ctx, p.Name)
+	if err != nil || tool == nil {
+		return nil, err
+	}
+	return paramHeaders(tool, p.Arguments), nil
 }
 
 // DecodeCallResult decodes a tools/call result of the given era.

@@ -213,28 +213,7 @@ func (fl field) value() (any, bool, error) {
 	}
 	switch fl.typ {
 	case "number", "integer":
-		var n float64
-		var out any
-		if fl.typ == "integer" {
-			i, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
-			}
-			n, out = float64(i), i
-		} else {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s must be a number", fl.label())
-			}
-			n, out = f, f
-		}
-		if fl.min != nil && n < *fl.min {
-			return nil, false, fmt.Errorf("%s must be at least %s", fl.label(), strconv.FormatFloat(*fl.min, 'f', -1, 64))
-		}
-		if fl.max != nil && n > *fl.max {
-			return nil, false, fmt.Errorf("%s must be at most %s", fl.label(), strconv.FormatFloat(*fl.max, 'f', -1, 64))
-		}
-		return out, true, nil
+		return fl.number(v)
 	case "boolean":
 		switch strings.ToLower(v) {
 		case "y", "yes", "true":
@@ -252,6 +231,32 @@ func (fl field) value() (any, bool, error) {
 	return v, true, nil
 }
 
+// number converts the text v of a number or integer field, within the schema's bounds.
+func (fl field) number(v string) (any, bool, error) {
+	var n float64
+	var out any
+	if fl.typ == "integer" {
+		i, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
+		}
+		n, out = float64(i), i
+	} else {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be a number", fl.label())
+		}
+		n, out = f, f
+	}
+	if fl.min != nil && n < *fl.min {
+		return nil, false, fmt.Errorf("%s must be at least %s", fl.label(), strconv.FormatFloat(*fl.min, 'f', -1, 64))
+	}
+	if fl.max != nil && n > *fl.max {
+		return nil, false, fmt.Errorf("%s must be at most %s", fl.label(), strconv.FormatFloat(*fl.max, 'f', -1, 64))
+	}
+	return out, true, nil
+}
+
 func (fl field) label() string {
 	if fl.title != "" {
 		return safe(fl.title)
@@ -264,47 +269,58 @@ func respond(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 // key handles a key press. It returns the form (nil when closed) and, when the user chose an
 // answer, what to send.
 func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
-	done := func(v any) (*inputForm, tea.Cmd, *answered) {
-		return nil, nil, &answered{id: f.id, key: f.req.Key, response: respond(v)}
-	}
 	k := msg.String()
 	if k == "ctrl+b" {
 		return nil, nil, nil // back, nothing sent
 	}
 	switch {
 	case f.req.Kind == "roots/list":
-		switch k {
-		case "y", "Y":
-			if f.workDir == "" {
-				return f, nil, nil // nothing to share; only no is offered
-			}
-			return done(map[string]any{"roots": []any{map[string]any{"uri": fileURI(f.workDir), "name": filepath.Base(f.workDir)}}})
-		case "n", "N", "esc":
-			return done(map[string]any{"roots": []any{}})
-		}
-		return f, nil, nil
+		return f.rootsKey(k)
 	case f.req.Kind == "sampling/createMessage" || (f.req.Kind != "elicitation/create" && f.req.Kind != ""):
 		if k == "enter" || k == "esc" || k == "d" {
-			return done(map[string]any{"action": "decline"})
+			return f.done(map[string]any{"action": "decline"})
 		}
 		return f, nil, nil
 	case f.req.Mode == "url":
 		switch k {
 		case "a":
-			return done(map[string]any{"action": "accept"})
+			return f.done(map[string]any{"action": "accept"})
 		case "d":
-			return done(map[string]any{"action": "decline"})
+			return f.done(map[string]any{"action": "decline"})
 		case "esc":
-			return done(map[string]any{"action": "cancel"})
+			return f.done(map[string]any{"action": "cancel"})
 		}
 		return f, nil, nil
 	}
-	// Form mode.
+	return f.formKey(msg, k)
+}
+
+// done closes the form with v as the answer.
+func (f *inputForm) done(v any) (*inputForm, tea.Cmd, *answered) {
+	return nil, nil, &answered{id: f.id, key: f.req.Key, response: respond(v)}
+}
+
+// rootsKey answers a roots/list request: yes shares the working directory, no shares none.
+func (f *inputForm) rootsKey(k string) (*inputForm, tea.Cmd, *answered) {
+	switch k {
+	case "y", "Y":
+		if f.workDir == "" {
+			return f, nil, nil // nothing to share; only no is offered
+		}
+		return f.done(map[string]any{"roots": []any{map[string]any{"uri": fileURI(f.workDir), "name": filepath.Base(f.workDir)}}})
+	case "n", "N", "esc":
+		return f.done(map[string]any{"roots": []any{}})
+	}
+	return f, nil, nil
+}
+
+// formKey handles a key in form mode: moving between fields, submitting, or typing.
+func (f *inputForm) formKey(msg tea.KeyPressMsg, k string) (*inputForm, tea.Cmd, *answered) {
 	switch k {
 	case "esc":
-		return done(map[string]any{"action": "cancel"})
+		return f.done(map[string]any{"action": "cancel"})
 	case "ctrl+d":
-		return done(map[string]any{"action": "decline"})
+		return f.done(map[string]any{"action": "decline"})
 	case "tab", "down":
 		f.move(1)
 		return f, f.refocus(), nil
@@ -316,18 +332,7 @@ func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
 			f.move(1)
 			return f, f.refocus(), nil
 		}
-		content := map[string]any{}
-		for _, fl := range f.fields {
-			v, ok, err := fl.value()
-			if err != nil {
-				f.errMsg = err.Error()
-				return f, nil, nil
-			}
-			if ok {
-				content[fl.name] = v
-			}
-		}
-		return done(map[string]any{"action": "accept", "content": content})
+		return f.submit()
 	}
 	if len(f.fields) == 0 {
 		return f, nil, nil
@@ -336,6 +341,22 @@ func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
 	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
 	f.errMsg = ""
 	return f, cmd, nil
+}
+
+// submit accepts the form when every field is valid, or shows the first field's error.
+func (f *inputForm) submit() (*inputForm, tea.Cmd, *answered) {
+	content := map[string]any{}
+	for _, fl := range f.fields {
+		v, ok, err := fl.value()
+		if err != nil {
+			f.errMsg = err.Error()
+			return f, nil, nil
+		}
+		if ok {
+			content[fl.name] = v
+		}
+	}
+	return f.done(map[string]any{"action": "accept", "content": content})
 }
 
 // resize fits the inputs to a terminal of width columns, leaving room for the labels.

@@ -465,41 +465,10 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.detach()
 	}
 	if m.form != nil {
-		f, cmd, done := m.form.key(msg)
-		m.form = f
-		if done != nil {
-			m.form = nil
-			t := m.tasks[done.id]
-			// EXT §Task Update Requests: the client "SHOULD deduplicate keys across polls
-			// and SHOULD track keys already answered"; the key is marked before the call so
-			// that a poll landing meanwhile cannot offer it again.
-			if t != nil && !t.answered[done.key] {
-				t.answer(done.key)
-				t.note = "answering " + done.key + "…"
-				t.ver++
-				ctl, id, k, resp := m.ctl, done.id, done.key, done.response
-				return m, func() tea.Msg { ctl.Answer(id, k, resp); return nil }
-			}
-			return m, nil
-		}
-		if m.form == nil { // closed without answering
-			return m, m.quitIfDone()
-		}
-		return m, cmd
+		return m.onFormKey(msg)
 	}
 	if m.confirm {
-		m.confirm = false
-		if key.Matches(msg, m.keys.Yes) {
-			t := m.selected()
-			if t == nil {
-				return m, nil
-			}
-			t.note = "cancelling…"
-			t.ver++
-			ctl, id := m.ctl, t.id
-			return m, func() tea.Msg { ctl.Cancel(id); return nil }
-		}
-		return m, nil
+		return m.onConfirmKey(msg)
 	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
@@ -532,6 +501,48 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				return m, cmd
 			}
 		}
+	}
+	return m, nil
+}
+
+// onFormKey passes a key to the open answer form, and sends the answer when the form is done.
+func (m Model) onFormKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	f, cmd, done := m.form.key(msg)
+	m.form = f
+	if done != nil {
+		m.form = nil
+		t := m.tasks[done.id]
+		// EXT §Task Update Requests: the client "SHOULD deduplicate keys across polls
+		// and SHOULD track keys already answered"; the key is marked before the call so
+		// that a poll landing meanwhile cannot offer it again.
+		if t != nil && !t.answered[done.key] {
+			t.answer(done.key)
+			t.note = "answering " + done.key + "…"
+			t.ver++
+			ctl, id, k, resp := m.ctl, done.id, done.key, done.response
+			return m, func() tea.Msg { ctl.Answer(id, k, resp); return nil }
+		}
+		return m, nil
+	}
+	if m.form == nil { // closed without answering
+		return m, m.quitIfDone()
+	}
+	return m, cmd
+}
+
+// onConfirmKey answers the cancel question: yes cancels the selected task, any other key
+// does not.
+func (m Model) onConfirmKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	m.confirm = false
+	if key.Matches(msg, m.keys.Yes) {
+		t := m.selected()
+		if t == nil {
+			return m, nil
+		}
+		t.note = "cancelling…"
+		t.ver++
+		ctl, id := m.ctl, t.id
+		return m, func() tea.Msg { ctl.Cancel(id); return nil }
 	}
 	return m, nil
 }

@@ -183,6 +183,34 @@ func (m Model) renderDetail(t *task) string {
 	st := m.st
 	var b strings.Builder
 	s := t.snap
+	m.detailHeader(&b, t)
+	m.detailRows(&b, t, now)
+	for _, w := range m.warnings(t, now) {
+		b.WriteString(st.warn.Render("! "+w) + "\n")
+	}
+	if t.note != "" {
+		b.WriteString(st.dim.Render(clip(safe(t.note), m.width)) + "\n")
+	}
+	if ins := m.pendingAll(t); len(ins) > 0 {
+		b.WriteString("\n")
+		for _, in := range ins {
+			what := cmp.Or(safe(in.Message), safe(in.Kind))
+			line := fmt.Sprintf("input needed (%s, %s): %s", clip(safe(in.Key), 20), kindLabel(in), what)
+			b.WriteString(st.warn.Render(clip(line, m.width)) + "\n")
+		}
+		b.WriteString(st.key.Render("press i to answer") + "\n")
+	}
+	if s.Over() && s.Result != "" {
+		b.WriteString("\n" + st.label.Render("result") + "\n" + clip(safe(s.Result), m.width*3) + "\n")
+	}
+	m.detailHistory(&b, t, now)
+	return b.String()
+}
+
+// detailHeader writes the detail view's title, its server line and the status badge.
+func (m Model) detailHeader(b *strings.Builder, t *task) {
+	st := m.st
+	s := t.snap
 	title := "task " + safe(t.id)
 	if s.Tool != "" {
 		title = safe(s.Tool) + " · " + title
@@ -198,9 +226,13 @@ func (m Model) renderDetail(t *task) string {
 	b.WriteString("\n")
 	msg := safe(s.StatusMessage)
 	b.WriteString(st.badgeFor(statusOf(t)) + " " + clip(msg, max(m.width-16, 10)) + "\n\n")
+}
 
+// detailRows writes the labelled rows of the detail view: times, polling and TTL.
+func (m Model) detailRows(b *strings.Builder, t *task, now time.Time) {
+	s := t.snap
 	row := func(label, value string) {
-		b.WriteString(st.label.Render(fmt.Sprintf("%-12s", label)) + clip(value, max(m.width-12, 10)) + "\n")
+		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s", label)) + clip(value, max(m.width-12, 10)) + "\n")
 	}
 	if !s.CreatedAt.IsZero() {
 		row("elapsed", human.Duration(now.Sub(s.CreatedAt)))
@@ -227,47 +259,32 @@ func (m Model) renderDetail(t *task) string {
 	} else if !s.CreatedAt.IsZero() {
 		row("ttl left", human.Duration(s.CreatedAt.Add(*s.TTL).Sub(now))+" of "+human.Duration(*s.TTL))
 	}
-	for _, w := range m.warnings(t, now) {
-		b.WriteString(st.warn.Render("! "+w) + "\n")
-	}
-	if t.note != "" {
-		b.WriteString(st.dim.Render(clip(safe(t.note), m.width)) + "\n")
-	}
-	if ins := m.pendingAll(t); len(ins) > 0 {
-		b.WriteString("\n")
-		for _, in := range ins {
-			what := cmp.Or(safe(in.Message), safe(in.Kind))
-			line := fmt.Sprintf("input needed (%s, %s): %s", clip(safe(in.Key), 20), kindLabel(in), what)
-			b.WriteString(st.warn.Render(clip(line, m.width)) + "\n")
-		}
-		b.WriteString(st.key.Render("press i to answer") + "\n")
-	}
-	if s.Over() && s.Result != "" {
-		b.WriteString("\n" + st.label.Render("result") + "\n" + clip(safe(s.Result), m.width*3) + "\n")
-	}
+}
 
-	// History: each change, and the time spent in each status until the next change.
-	if len(t.history) > 0 {
-		b.WriteString("\n" + st.label.Render("history") + "\n")
-		start := 0
-		room := max(m.height-22, 4)
-		if len(t.history) > room {
-			start = len(t.history) - room
-		}
-		if earlier := start + t.dropped; earlier > 0 {
-			b.WriteString(st.dim.Render(fmt.Sprintf("  … %d earlier", earlier)) + "\n")
-		}
-		for i := start; i < len(t.history); i++ {
-			h := t.history[i]
-			end := now
-			if i+1 < len(t.history) {
-				end = t.history[i+1].At
-			}
-			line := fmt.Sprintf("  %s  %-14s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
-			b.WriteString(clip(line, m.width) + "\n")
-		}
+// detailHistory writes each change, and the time spent in each status until the next change,
+// as many as fit.
+func (m Model) detailHistory(b *strings.Builder, t *task, now time.Time) {
+	if len(t.history) == 0 {
+		return
 	}
-	return b.String()
+	b.WriteString("\n" + m.st.label.Render("history") + "\n")
+	start := 0
+	room := max(m.height-22, 4)
+	if len(t.history) > room {
+		start = len(t.history) - room
+	}
+	if earlier := start + t.dropped; earlier > 0 {
+		b.WriteString(m.st.dim.Render(fmt.Sprintf("  … %d earlier", earlier)) + "\n")
+	}
+	for i := start; i < len(t.history); i++ {
+		h := t.history[i]
+		end := now
+		if i+1 < len(t.history) {
+			end = t.history[i+1].At
+		}
+		line := fmt.Sprintf("  %s  %-14s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
+		b.WriteString(clip(line, m.width) + "\n")
+	}
 }
 
 // column is one column of the table; width 0 means dropped.
@@ -314,8 +331,35 @@ func (m Model) renderTable() string {
 	w := m.width
 	idC, statusC, toolC, serverC, ageC, nextC, msgC := m.tableColumns()
 	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
+	row := rowFormatter(cols, w)
+	if m.opts.Server != "" {
+		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
+	}
+	if m.rows.header == "" {
+		m.rows.header = st.label.Render(row("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
+	}
+	b.WriteString(m.rows.header + "\n")
+	counts := m.tally()
+	lo, hi := m.tableWindow()
+	if lo > 0 {
+		b.WriteString(st.dim.Render(fmt.Sprintf("  ↑ %d more", lo)) + "\n")
+	}
+	m.rows.reset(fmt.Sprint(w, cols))
+	for i := lo; i < hi; i++ {
+		b.WriteString(m.tableRow(i, now, row) + "\n")
+	}
+	if hi < len(m.ids) {
+		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(m.ids)-hi)) + "\n")
+	}
+	b.WriteString("\n" + clip(tallyLine(counts), w) + "\n")
+	return b.String()
+}
+
+// rowFormatter returns the function that lays out one table row in cols, clipped to width w.
+// Its line buffer is reused from row to row.
+func rowFormatter(cols []column, w int) func(mark string, vals ...string) string {
 	var line strings.Builder
-	row := func(mark string, vals ...string) string {
+	return func(mark string, vals ...string) string {
 		line.Reset()
 		line.WriteString(mark)
 		n := len(mark) // display width so far, counted as the cells are added
@@ -336,17 +380,13 @@ func (m Model) renderTable() string {
 		}
 		return out
 	}
-	if m.opts.Server != "" {
-		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
-	}
-	if m.rows.header == "" {
-		m.rows.header = st.label.Render(row("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
-	}
-	b.WriteString(m.rows.header + "\n")
-	counts := m.tally()
-	// Only the rows that fit are drawn, in a window that follows the cursor. Around them: the
-	// header, two "more" marks, the summary, two blank lines and the help line, and the server
-	// line, the cancel question and the full help when they show.
+}
+
+// tableWindow is the range [lo, hi) of rows drawn: only the rows that fit, in a window that
+// follows the cursor.
+func (m Model) tableWindow() (lo, hi int) {
+	// Around the rows: the header, two "more" marks, the summary, two blank lines and the
+	// help line, and the server line, the cancel question and the full help when they show.
 	fixed := 7
 	if m.opts.Server != "" {
 		fixed++
@@ -358,64 +398,66 @@ func (m Model) renderTable() string {
 		fixed += len(m.keys.FullHelp()[0]) - 1
 	}
 	room := max(m.height-fixed, 3)
-	lo := 0
 	if m.cursor >= room {
 		lo = m.cursor - room + 1
 	}
-	hi := min(lo+room, len(m.ids))
-	if lo > 0 {
-		b.WriteString(st.dim.Render(fmt.Sprintf("  ↑ %d more", lo)) + "\n")
-	}
-	m.rows.reset(fmt.Sprint(w, cols))
+	return lo, min(lo+room, len(m.ids))
+}
+
+// tableRow is row i of the table, from the row cache when nothing it shows has changed.
+func (m Model) tableRow(i int, now time.Time, row func(mark string, vals ...string) string) string {
+	id := m.ids[i]
+	t := m.tasks[id]
+	s := t.snap
 	sec := now.Unix()
-	for i := lo; i < hi; i++ {
-		id := m.ids[i]
-		t := m.tasks[id]
-		s := t.snap
-		age := ""
-		if !s.CreatedAt.IsZero() {
-			age = human.Duration(now.Sub(s.CreatedAt))
+	age, next := rowTimes(t, now)
+	sel := i == m.cursor
+	c := m.rows.get(id)
+	if c.ver != t.ver || c.sec != sec || !c.valid {
+		// The message cell (a warning when there is one) depends on the task and on the
+		// second: the stuck and TTL warnings count time.
+		c.msg = safe(s.StatusMessage)
+		if ws := m.warnings(t, now); len(ws) > 0 {
+			c.msg = "! " + ws[0]
 		}
-		next := ""
-		switch {
-		case t.finished():
-			next = "-"
-		case t.nextPoll.IsZero():
-		case !t.nextPoll.After(now):
-			next = "now"
-		default:
-			next = human.Duration(ceilSecond(t.nextPoll.Sub(now)))
-		}
-		sel := i == m.cursor
-		c := m.rows.get(id)
-		if c.ver != t.ver || c.sec != sec || !c.valid {
-			// The message cell (a warning when there is one) depends on the task and on the
-			// second: the stuck and TTL warnings count time.
-			c.msg = safe(s.StatusMessage)
-			if ws := m.warnings(t, now); len(ws) > 0 {
-				c.msg = "! " + ws[0]
-			}
-			c.line = ""
-		}
-		if c.line == "" || c.age != age || c.next != next || c.sel != sel {
-			mark := "  "
-			if sel {
-				mark = "> "
-			}
-			line := row(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
-			m.rows.builds++
-			if sel {
-				line = st.selected.Render(line)
-			}
-			c.line = line
-		}
-		c.ver, c.sec, c.age, c.next, c.sel, c.valid = t.ver, sec, age, next, sel, true
-		m.rows.put(id, c)
-		b.WriteString(c.line + "\n")
+		c.line = ""
 	}
-	if hi < len(m.ids) {
-		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(m.ids)-hi)) + "\n")
+	if c.line == "" || c.age != age || c.next != next || c.sel != sel {
+		mark := "  "
+		if sel {
+			mark = "> "
+		}
+		line := row(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
+		m.rows.builds++
+		if sel {
+			line = m.st.selected.Render(line)
+		}
+		c.line = line
 	}
+	c.ver, c.sec, c.age, c.next, c.sel, c.valid = t.ver, sec, age, next, sel, true
+	m.rows.put(id, c)
+	return c.line
+}
+
+// rowTimes are the age and next-poll cells of t's row.
+func rowTimes(t *task, now time.Time) (age, next string) {
+	if !t.snap.CreatedAt.IsZero() {
+		age = human.Duration(now.Sub(t.snap.CreatedAt))
+	}
+	switch {
+	case t.finished():
+		next = "-"
+	case t.nextPoll.IsZero():
+	case !t.nextPoll.After(now):
+		next = "now"
+	default:
+		next = human.Duration(ceilSecond(t.nextPoll.Sub(now)))
+	}
+	return age, next
+}
+
+// tallyLine is the summary below the table: how many tasks are in each status.
+func tallyLine(counts [tallyKinds]int) string {
 	var parts []string
 	add := func(n int, what string) {
 		if n > 0 {
@@ -428,8 +470,7 @@ func (m Model) renderTable() string {
 	add(counts[tallyFailed], "failed")
 	add(counts[tallyCancelled], "cancelled")
 	add(counts[tallyExpired], "expired")
-	b.WriteString("\n" + clip(strings.Join(parts, ", "), w) + "\n")
-	return b.String()
+	return strings.Join(parts, ", ")
 }
 
 // ceilSecond rounds a countdown up to whole seconds: the table's next-poll column moves once a

@@ -161,21 +161,7 @@ func (x *Exec) run(ctx context.Context, req follow.Request) ([]byte, []byte, err
 	// A program that left a child holding its stdout or stderr open is not waited for
 	// long once it has exited or been killed.
 	cmd.WaitDelay = 2 * time.Second
-	env := x.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	// The task id and the key are the server's words: the environment gets them only when
-	// they are plain (an id rpc.CheckTaskID takes, a key termsafe leaves as it is and within
-	// its bound), so that no control character reaches a script raw (SECURITY.md, class 8);
-	// the question on stdin carries both exactly, as JSON.
-	cmd.Env = env[:len(env):len(env)]
-	if req.TaskID == "" || rpc.CheckTaskID(req.TaskID) == nil {
-		cmd.Env = append(cmd.Env, "MCPTASK_TASK_ID="+req.TaskID)
-	}
-	if req.Key == termsafe.Line(termsafe.Cut(req.Key)) {
-		cmd.Env = append(cmd.Env, "MCPTASK_INPUT_KEY="+req.Key)
-	}
+	cmd.Env = x.environ(req)
 	cmd.Stdin = bytes.NewReader(append(doc, '\n'))
 	stdout := &capped{max: maxOutput}
 	cmd.Stdout = stdout
@@ -199,16 +185,43 @@ func (x *Exec) run(ctx context.Context, req follow.Request) ([]byte, []byte, err
 	case stdout.over:
 		return nil, tail.Bytes(), fmt.Errorf("printed more than %d bytes; want one JSON response", maxOutput)
 	}
-	out := bytes.TrimSpace(stdout.buf.Bytes())
+	out, err := response(stdout.buf.Bytes())
+	return out, tail.Bytes(), err
+}
+
+// environ is the program's environment: the Exec's (or this process's), with the task id and
+// the input key when they are plain.
+func (x *Exec) environ(req follow.Request) []string {
+	env := x.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	// The task id and the key are the server's words: the environment gets them only when
+	// they are plain (an id rpc.CheckTaskID takes, a key termsafe leaves as it is and within
+	// its bound), so that no control character reaches a script raw (SECURITY.md, class 8);
+	// the question on stdin carries both exactly, as JSON.
+	out := env[:len(env):len(env)]
+	if req.TaskID == "" || rpc.CheckTaskID(req.TaskID) == nil {
+		out = append(out, "MCPTASK_TASK_ID="+req.TaskID)
+	}
+	if req.Key == termsafe.Line(termsafe.Cut(req.Key)) {
+		out = append(out, "MCPTASK_INPUT_KEY="+req.Key)
+	}
+	return out
+}
+
+// response checks what the program printed on stdout: one JSON object, returned trimmed.
+func response(printed []byte) ([]byte, error) {
+	out := bytes.TrimSpace(printed)
 	switch {
 	case len(out) == 0:
-		return nil, tail.Bytes(), errors.New("printed nothing; want the response as JSON on stdout")
+		return nil, errors.New("printed nothing; want the response as JSON on stdout")
 	case !json.Valid(out):
-		return nil, tail.Bytes(), fmt.Errorf("printed something that is not JSON: %s", clip(out, 120))
+		return nil, fmt.Errorf("printed something that is not JSON: %s", clip(out, 120))
 	case out[0] != '{':
-		return nil, tail.Bytes(), fmt.Errorf("printed %s; want a JSON object", clip(out, 120))
+		return nil, fmt.Errorf("printed %s; want a JSON object", clip(out, 120))
 	}
-	return out, tail.Bytes(), nil
+	return out, nil
 }
 
 // capped keeps the first max bytes written to it and notes that more came.
