@@ -50,9 +50,34 @@ type ProxyOptions struct {
 func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *cobra.Command {
 	opts := &ProxyOptions{f: f}
 	c := &cobra.Command{
-		Use:   "proxy (--server URL|NAME [--listen ADDR] | --stdio 'command args' | --print-config NAME)",
-		Short: "Stand between an MCP host and a server: record, lint and keep every task the host creates",
-		Long: `Put mcptask between any MCP host (an editor, a desktop app, an agent framework) and
+		Use:     "proxy (--server URL|NAME [--listen ADDR] | --stdio 'command args' | --print-config NAME)",
+		Short:   "Stand between an MCP host and a server: record, lint and keep every task the host creates",
+		Long:    proxyLong,
+		Example: proxyExample,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runProxy(c.Context(), opts, c)
+		},
+	}
+	opts.addFlags(c)
+	return c
+}
+
+// addFlags defines the proxy's flags on c, the bridge's among them (proxy_bridge.go).
+func (opts *ProxyOptions) addFlags(c *cobra.Command) {
+	c.Flags().StringVar(&opts.Listen, "listen", "", "address `HOST:PORT` to serve the HTTP endpoint on (default 127.0.0.1 and a free port)")
+	c.Flags().BoolVar(&opts.NoLedger, "no-ledger", false, "do not write the hosts' tasks to the ledger")
+	c.Flags().StringArrayVar(&opts.AllowedHosts, "allowed-host", nil, "also accept requests whose Host is `NAME[:PORT]` (repeatable; default: loopback names and the listening address)")
+	c.Flags().StringArrayVar(&opts.AllowedOrigins, "allowed-origin", nil, "also accept requests from the browser origin `URL`, such as http://app.example:8080 (repeatable; default: loopback origins)")
+	addBridgeFlags(c, opts)
+	c.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the config entry of server `NAME` rewritten to go through the proxy, and exit")
+}
+
+// proxyLong is the proxy's help; addBridgeFlags adds the bridge's part.
+const proxyLong = `Put mcptask between any MCP host (an editor, a desktop app, an agent framework) and
 any server. The traffic is forwarded unchanged, both ways: same status codes, headers and
 bytes (hop-by-hop headers aside), SSE events as they arrive, malformed messages as they are
 (reported, never repaired). On the way:
@@ -98,8 +123,9 @@ message, age, who polls them and how often) and a count of violations per rule; 
 and violation on stderr. Neither ever holds up the traffic: when the terminal (or stderr)
 cannot keep up, events are skipped and their count shown; the ledger and --record miss
 nothing. It runs until interrupted (exit 0); a stdio proxy ends with its server and exits
-with the server's exit code.`,
-		Example: `  # HTTP: serve the real server on a local port, then point the host at it
+with the server's exit code.`
+
+const proxyExample = `  # HTTP: serve the real server on a local port, then point the host at it
   mcptask proxy --server https://mcp.example.com/mcp --listen 127.0.0.1:7070 --record host.ndjson
 
   # stdio: the entry of a host's .mcp.json, rewritten
@@ -108,23 +134,7 @@ with the server's exit code.`,
 
   # Recover the tasks of a host that crashed
   mcptask list
-  mcptask resume`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(c.Context(), opts)
-			}
-			return runProxy(c.Context(), opts, c)
-		},
-	}
-	c.Flags().StringVar(&opts.Listen, "listen", "", "address `HOST:PORT` to serve the HTTP endpoint on (default 127.0.0.1 and a free port)")
-	c.Flags().BoolVar(&opts.NoLedger, "no-ledger", false, "do not write the hosts' tasks to the ledger")
-	c.Flags().StringArrayVar(&opts.AllowedHosts, "allowed-host", nil, "also accept requests whose Host is `NAME[:PORT]` (repeatable; default: loopback names and the listening address)")
-	c.Flags().StringArrayVar(&opts.AllowedOrigins, "allowed-origin", nil, "also accept requests from the browser origin `URL`, such as http://app.example:8080 (repeatable; default: loopback origins)")
-	addBridgeFlags(c, opts)
-	c.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the config entry of server `NAME` rewritten to go through the proxy, and exit")
-	return c
-}
+  mcptask resume`
 
 func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	f := opts.f
@@ -197,38 +207,14 @@ func runStdioProxy(ctx context.Context, f *Factory, ref ServerRef, popts proxy.O
 }
 
 func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref ServerRef, hdr http.Header, popts proxy.Options, errOut io.Writer) error {
-	listen := opts.Listen
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
-	host, _, err := net.SplitHostPort(listen)
+	ln, err := listenProxy(opts.Listen, errOut)
 	if err != nil {
-		return flagErrorf("--listen %q: want HOST:PORT, such as 127.0.0.1:7070", listen)
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %w", listen, err)
+		return err
 	}
 	defer ln.Close()
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		fmt.Fprintf(errOut, "mcptask: warning: listening on %s, not on loopback: whoever can reach it can use the server through it, with the credentials of the hosts that pass\n", ln.Addr())
-	}
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
-	// The view needs the terminal to itself: --trace writes there too.
-	tuiOn := f.useTUI() && !f.Global.Trace
-	var view *proxyView
-	if tuiOn {
-		ledger := ""
-		if popts.Ledger != nil {
-			ledger = popts.Ledger.Store().Path()
-		}
-		view = newProxyView(f, endpoint, ref.URL, ledger)
-		popts.OnEvent = view.send
-	} else {
-		var flush func()
-		popts.OnEvent, flush = plainEvents(errOut, f.redactor())
-		defer flush()
-	}
+	view, flush := httpProxyEvents(f, &popts, endpoint, ref.URL, errOut)
+	defer flush()
 	p := proxy.New(popts)
 	defer p.Close()
 	handler, err := p.Handler(proxy.HTTPOptions{Upstream: ref.URL, Header: hdr, Insecure: f.Global.Insecure,
@@ -260,6 +246,44 @@ func runHTTPProxy(ctx context.Context, f *Factory, opts *ProxyOptions, ref Serve
 		return err
 	}
 	return nil
+}
+
+// listenProxy listens on --listen (default 127.0.0.1 and a free port), warning when that is
+// not a loopback address.
+func listenProxy(listen string, errOut io.Writer) (net.Listener, error) {
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, flagErrorf("--listen %q: want HOST:PORT, such as 127.0.0.1:7070", listen)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", listen, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		fmt.Fprintf(errOut, "mcptask: warning: listening on %s, not on loopback: whoever can reach it can use the server through it, with the credentials of the hosts that pass\n", ln.Addr())
+	}
+	return ln, nil
+}
+
+// httpProxyEvents chooses where the HTTP proxy's events go: the live view on a terminal (not
+// with --trace, which writes there too), else plain lines on errOut, flushed by the returned
+// func.
+func httpProxyEvents(f *Factory, popts *proxy.Options, endpoint, upstream string, errOut io.Writer) (*proxyView, func()) {
+	if !f.useTUI() || f.Global.Trace {
+		var flush func()
+		popts.OnEvent, flush = plainEvents(errOut, f.redactor())
+		return nil, flush
+	}
+	ledger := ""
+	if popts.Ledger != nil {
+		ledger = popts.Ledger.Store().Path()
+	}
+	view := newProxyView(f, endpoint, upstream, ledger)
+	popts.OnEvent = view.send
+	return view, func() {}
 }
 
 // plainEvents prints one line per task event and violation: no view, no terminal. The lines go

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/bridge"
 	"github.com/mcptask/mcptask/internal/config"
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/spf13/cobra"
 )
@@ -75,7 +77,7 @@ func bridgeOptions(opts *ProxyOptions, stderr io.Writer) (*proxy.BridgeOptions, 
 	if opts.BridgeProgress < 100*time.Millisecond {
 		return nil, flagErrorf("--bridge-progress %s: want at least 100ms", opts.BridgeProgress)
 	}
-	bo := &proxy.BridgeOptions{ProgressEvery: opts.BridgeProgress}
+	var onInput follow.Answerer
 	switch {
 	case opts.OnInput == "" || opts.OnInput == "fail":
 	case opts.OnInput == "decline" || strings.HasPrefix(opts.OnInput, execPrefix):
@@ -85,11 +87,11 @@ func bridgeOptions(opts *ProxyOptions, stderr io.Writer) (*proxy.BridgeOptions, 
 		if err != nil {
 			return nil, err
 		}
-		bo.Answerer = ans
+		onInput = ans
 	default:
 		return nil, flagErrorf("--on-input %q: want fail, decline or exec:CMD (the proxy has no terminal to prompt on)", opts.OnInput)
 	}
-	return bo, nil
+	return &proxy.BridgeOptions{ProgressEvery: opts.BridgeProgress, Follow: bridge.New(onInput)}, nil
 }
 
 // bridgeArgs are the bridge flags given with --print-config, carried into the printed entry.

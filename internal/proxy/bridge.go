@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
@@ -23,8 +22,9 @@ import (
 // hosts in use make one plain tools/call and wait; a server that runs a tool as a task answers
 // such a host with an error (taskSupport "required") or makes it wait on one long request that
 // dies with the host's timeout. With the bridge on, the proxy makes the call as a task itself,
-// writes the task to the ledger before anything else, follows it with the follow engine (push
-// when the server offers it, else at its poll interval) and answers the host's request with the
+// writes the task to the ledger before anything else, follows it with a TaskFollower (the
+// follow engine, given by internal/bridge: push when the server offers it, else at its poll
+// interval; bridge_follow.go) and answers the host's request with the
 // task's result or error: to the host it is one ordinary call. While the task runs the host
 // hears of it through notifications/progress (when it sent a progressToken), so hosts whose
 // request timeout resets on progress keep waiting.
@@ -35,11 +35,11 @@ import (
 
 // BridgeOptions turn the bridge on (Options.Bridge).
 type BridgeOptions struct {
-	// Answerer answers a task's question when the host did not declare the capability the
-	// question needs (--on-input exec: or decline). When nil, or when it has no answer, the
-	// host's call fails with a message naming `mcptask update` and the task id; the task stays
-	// in the ledger.
-	Answerer follow.Answerer
+	// Follow follows the bridged tasks (internal/bridge.New). It answers a task's question when
+	// the host did not declare the capability the question needs (--on-input exec: or
+	// decline); when it has no answer, the host's call fails with a message naming `mcptask
+	// update` and the task id, and the task stays in the ledger.
+	Follow TaskFollower
 	// ProgressEvery is how often a host that sent a progressToken hears of its task
 	// (DefaultProgressEvery).
 	ProgressEvery time.Duration
@@ -96,6 +96,9 @@ func newBridge(p *Proxy, o BridgeOptions) *bridge {
 	_, _ = rand.Read(b.secret[:])
 	return b
 }
+
+// samples reports whether --on-input answers sampling/createMessage.
+func (b *bridge) samples() bool { return b.o.Follow != nil && b.o.Follow.Samples() }
 
 // nextID returns a new id for a request of the proxy's own. It carries a random token of this
 // proxy, so that no host or server can make up an id that steals the answer to one (a host
@@ -292,7 +295,7 @@ func (b *bridge) taskParams(params json.RawMessage, modern bool) (json.RawMessag
 		if _, ok := caps["elicitation"]; !ok {
 			caps["elicitation"] = json.RawMessage(`{"form":{},"url":{}}`)
 		}
-		if _, ok := caps["sampling"]; !ok && b.o.Answerer != nil && follow.Samples(b.o.Answerer) {
+		if _, ok := caps["sampling"]; !ok && b.samples() {
 			caps["sampling"] = json.RawMessage(`{}`)
 		}
 		meta[capsKey], _ = json.Marshal(caps)
@@ -348,7 +351,7 @@ type bridgedCall struct {
 	done        chan struct{}
 
 	mu        sync.Mutex
-	eng       *follow.Engine
+	following FollowRun
 	taskID    string
 	cancelled bool
 	stopped   bool
@@ -413,11 +416,11 @@ func (b *bridge) hostCancelled(h *host, m *rpc.Message) bool {
 		close(c.cancelledCh)
 	}
 	c.cancelled = true
-	eng, id := c.eng, c.taskID
+	run, id := c.following, c.taskID
 	c.mu.Unlock()
-	if eng != nil {
+	if run != nil {
 		b.p.notice(h, "the host cancelled its call; cancelling task %s", id)
-		eng.Cancel(id)
+		run.Cancel()
 		// Hold the host's stream until the server took the cancellation: a stdio host that
 		// cancels and quits at once must not take the server down before tasks/cancel
 		// reached it.
@@ -452,11 +455,11 @@ func (b *bridge) hostAnswer(h *host, m *rpc.Message) bool {
 func (c *bridgedCall) detach() {
 	c.mu.Lock()
 	c.stopped = true
-	eng, id := c.eng, c.taskID
+	run, id := c.following, c.taskID
 	c.mu.Unlock()
-	if eng != nil {
+	if run != nil {
 		c.b.p.notice(c.h, "the host went away; task %s keeps running and stays in the ledger (mcptask result %s)", id, id)
-		eng.Stop()
+		run.Stop()
 	}
 }
 
@@ -554,110 +557,114 @@ func (c *bridgedCall) retried(ctx context.Context) bool {
 		c.fail(rpc.CodeInvalidParams, "mcptask proxy: %v; call the tool again without it", err)
 		return true
 	}
-	c.follow(ctx, id, nil, false, &hostResponses{caps: c.input, resp: p.InputResponses})
+	c.follow(ctx, id, nil, false, p.InputResponses)
 	return true
 }
 
 // follow follows task id (t as last seen, nil to ask the server first; created when this call
-// made it) with the engine and answers the host with how it ended. answers are the host's
-// answers from a retried input_required round.
-func (c *bridgedCall) follow(ctx context.Context, id string, t *rpc.Task, created bool, answers *hostResponses) {
-	p := c.b.p
+// made it) with the TaskFollower and answers the host with how it ended. answers are the
+// host's answers from a retried input_required round.
+func (c *bridgedCall) follow(ctx context.Context, id string, t *rpc.Task, created bool, answers map[string]json.RawMessage) {
 	msg := ""
 	if t != nil {
 		msg = t.StatusMessage
 	}
 	c.message.Store(&msg)
-	answerer := follow.Chain{&hostAnswerer{c: c}, c.b.o.Answerer}
-	if c.input != nil {
-		// A 2026-07-28 host that can answer questions: its questions go to it (answers, or
-		// else an input_required round), the others to --on-input.
-		answerer = follow.Chain{}
-		if answers != nil {
-			answerer = append(answerer, answers)
-		}
-		if c.b.o.Answerer != nil {
-			answerer = append(answerer, notForHost{a: c.b.o.Answerer, caps: c.input})
-		}
+	if c.b.o.Follow == nil {
+		c.answer(ctx, id, TaskEnd{Kind: TaskLost})
+		return
 	}
-	eng := follow.New(follow.Options{Answerer: answerer}, follow.SinkFunc(c.event))
-	srv := eng.Server(p.opts.Server.Display(), p.opts.Server.Key())
-	p.mu.Lock()
-	session := c.h.session
-	p.mu.Unlock()
-	copts := srv.ClientOptions(rpc.ClientOptions{Protocol: c.version, Info: rpc.Implementation{Name: "mcptask-proxy", Version: "bridge"}})
-	cl := rpc.NewClient(c.up, copts)
-	if c.era == rpc.EraLegacy {
-		cl.Assume(rpc.EraLegacy, session)
-	} else {
-		cl.Assume(rpc.EraModern, "")
-	}
-	cl.KeepSession(true)
-	srv.Follow(cl, follow.Target{ID: id, Tool: c.params.Name, Task: t, Created: created})
+	run := c.b.o.Follow.Follow(c.followed(id, t, created, answers))
 	c.mu.Lock()
-	c.eng, c.taskID = eng, id
+	c.following, c.taskID = run, id
 	cancelled, stopped := c.cancelled, c.stopped
 	c.mu.Unlock()
 	if cancelled {
-		eng.Cancel(id)
+		run.Cancel()
 	}
 	if stopped {
-		eng.Stop()
+		run.Stop()
 	}
 	c.b.registerTask(c, id)
 	defer c.b.unregisterTask(c, id)
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-runCtx.Done():
-			return
-		}
-		// A host that cancels may close its stream before its notifications/cancelled
-		// arrives (the TypeScript SDK over HTTP does): wait a moment for it before
-		// leaving the task to run on its own.
-		grace := time.NewTimer(cancelGrace)
-		defer grace.Stop()
-		select {
-		case <-grace.C:
-			c.detach()
-		case <-c.cancelledCh:
-		case <-runCtx.Done():
-		}
-	}()
-	tick := make(chan struct{})
+	go c.watchHost(ctx, runCtx)
 	if c.progressToken != nil {
-		go c.keepHostWaiting(runCtx, tick)
+		go c.keepHostWaiting(runCtx)
 	}
-	outs := eng.Run(runCtx)
+	end := run.Run(runCtx)
 	stop()
-	if len(outs) == 0 {
-		c.fail(rpc.CodeInternalError, "mcptask proxy: task %s could not be followed; get its result with: mcptask result %s", id, id)
+	c.answer(ctx, id, end)
+}
+
+// followed describes task id to the TaskFollower: how to reach the server the way the host
+// does, where its questions go, and what to tell the ledger and the host as it runs.
+func (c *bridgedCall) followed(id string, t *rpc.Task, created bool, answers map[string]json.RawMessage) FollowedTask {
+	p := c.b.p
+	p.mu.Lock()
+	session := c.h.session
+	p.mu.Unlock()
+	if c.era != rpc.EraLegacy {
+		session = ""
+	}
+	ft := FollowedTask{ID: id, Tool: c.params.Name, Task: t, Created: created,
+		ServerName: p.opts.Server.Display(), ServerKey: p.opts.Server.Key(),
+		Transport: c.up, Era: c.era, Session: session,
+		Client:   rpc.ClientOptions{Protocol: c.version, Info: rpc.Implementation{Name: "mcptask-proxy", Version: "bridge"}},
+		AskHost:  c.askHost,
+		OnStatus: c.status,
+		OnRetry:  func(err error) { p.notice(c.h, "task %s: %v (retrying)", id, err) },
+	}
+	if c.input != nil {
+		// A 2026-07-28 host that can answer questions: its questions go to it (answers, or
+		// else an input_required round), the others to --on-input.
+		ft.AskHost, ft.HostCan, ft.HostAnswers = nil, c.input.can, answers
+	}
+	return ft
+}
+
+// watchHost leaves the task to run on its own when the host goes away (ctx ends) without
+// cancelling its call; it returns when the follow ends (runCtx).
+func (c *bridgedCall) watchHost(ctx, runCtx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-runCtx.Done():
 		return
 	}
-	c.answer(ctx, outs[0])
+	// A host that cancels may close its stream before its notifications/cancelled arrives
+	// (the TypeScript SDK over HTTP does): wait a moment for it before leaving the task to
+	// run on its own.
+	grace := time.NewTimer(cancelGrace)
+	defer grace.Stop()
+	select {
+	case <-grace.C:
+		c.detach()
+	case <-c.cancelledCh:
+	case <-runCtx.Done():
+	}
 }
 
 // answer gives the host the task's end.
-func (c *bridgedCall) answer(ctx context.Context, out follow.Outcome) {
-	id := out.TaskID
-	c.mu.Lock()
-	cancelled := c.cancelled
-	c.mu.Unlock()
-	switch out.End {
-	case follow.EndResult:
-		if out.RPCError != nil {
-			c.reply(nil, out.RPCError)
+func (c *bridgedCall) answer(ctx context.Context, id string, end TaskEnd) {
+	switch end.Kind {
+	case TaskLost:
+		c.fail(rpc.CodeInternalError, "mcptask proxy: task %s could not be followed; get its result with: mcptask result %s", id, id)
+	case TaskResult:
+		if end.Error != nil {
+			c.reply(nil, end.Error)
 			return
 		}
-		if out.Result != nil {
-			c.reply(out.Result.Raw, nil)
+		if end.Result != nil {
+			c.reply(end.Result, nil)
 			return
 		}
 		c.fail(rpc.CodeInternalError, "mcptask proxy: task %s ended without a result", id)
-	case follow.EndCancelled:
+	case TaskCancelled:
+		c.mu.Lock()
+		cancelled := c.cancelled
+		c.mu.Unlock()
 		if cancelled {
 			// C25-BASE §Cancellation: the receiver of a cancelled request SHOULD NOT answer it.
 			c.b.mu.Lock()
@@ -666,43 +673,50 @@ func (c *bridgedCall) answer(ctx context.Context, out follow.Outcome) {
 			return
 		}
 		c.fail(rpc.CodeInternalError, "task %s was cancelled", id)
-	case follow.EndInputRequired:
-		if c.hostCanAnswer(out.Requests) {
-			res, err := c.b.inputRequired(id, c.params.Name, out.Requests)
-			if err == nil {
-				c.b.p.notice(c.h, "task %s asks the host (%s); it waits in the ledger for the host's retried call, or: mcptask update %s", id, questions(out.Requests), id)
-				c.reply(res, nil)
-				return
-			}
-		}
-		key := "KEY"
-		if len(out.Requests) == 1 && out.Requests[0].Key != "" {
-			key = out.Requests[0].Key
-		}
-		c.fail(rpc.CodeInternalError, "task %s needs input this host cannot give (%s); answer it with: mcptask update %s --answer %s=JSON, then get its result with: mcptask result %s",
-			id, questions(out.Requests), id, key, id)
-	case follow.EndExpired:
+	case TaskInputRequired:
+		c.askedInput(id, end.Questions)
+	case TaskExpired:
 		c.fail(rpc.CodeInternalError, "task %s expired on the server before it ended", id)
 	default:
 		if ctx.Err() != nil {
 			return // the host went away: nobody to answer
 		}
 		why := "following it stopped"
-		if out.Err != nil {
-			why = out.Err.Error()
+		if end.Err != nil {
+			why = end.Err.Error()
 		}
 		c.fail(rpc.CodeInternalError, "mcptask proxy: task %s: %s; it is in the ledger: get its result with: mcptask result %s", id, redact.URL(why), id)
 	}
 }
 
+// askedInput answers the host for task id, which waits for answers nobody here could give: an
+// input_required round when the host can answer them all, else an error naming `mcptask
+// update`.
+func (c *bridgedCall) askedInput(id string, qs []Question) {
+	if c.hostCanAnswer(qs) {
+		res, err := c.b.inputRequired(id, c.params.Name, qs)
+		if err == nil {
+			c.b.p.notice(c.h, "task %s asks the host (%s); it waits in the ledger for the host's retried call, or: mcptask update %s", id, questions(qs), id)
+			c.reply(res, nil)
+			return
+		}
+	}
+	key := "KEY"
+	if len(qs) == 1 && qs[0].Key != "" {
+		key = qs[0].Key
+	}
+	c.fail(rpc.CodeInternalError, "task %s needs input this host cannot give (%s); answer it with: mcptask update %s --answer %s=JSON, then get its result with: mcptask result %s",
+		id, questions(qs), id, key, id)
+}
+
 // hostCanAnswer reports whether every open question can go to the host as an input_required
 // round (a 2026-07-28 host that declared what they need).
-func (c *bridgedCall) hostCanAnswer(reqs []follow.Request) bool {
-	if c.era != rpc.EraModern || c.input == nil || len(reqs) == 0 {
+func (c *bridgedCall) hostCanAnswer(qs []Question) bool {
+	if c.era != rpc.EraModern || c.input == nil || len(qs) == 0 {
 		return false
 	}
-	for _, r := range reqs {
-		if r.Key == "" || !c.input.can(r) {
+	for _, q := range qs {
+		if q.Key == "" || !c.input.can(q) {
 			return false
 		}
 	}
@@ -710,50 +724,36 @@ func (c *bridgedCall) hostCanAnswer(reqs []follow.Request) bool {
 }
 
 // questions names the keys of the questions left open, for an error message.
-func questions(reqs []follow.Request) string {
-	if len(reqs) == 0 {
+func questions(qs []Question) string {
+	if len(qs) == 0 {
 		return "a question"
 	}
 	var keys []string
-	for _, r := range reqs {
-		k := r.Key
-		if r.Method != "" {
-			k += " (" + r.Method + ")"
+	for _, q := range qs {
+		k := q.Key
+		if q.Method != "" {
+			k += " (" + q.Method + ")"
 		}
 		keys = append(keys, k)
 	}
 	return "questions " + strings.Join(keys, ", ")
 }
 
-// event takes the engine's events: status changes go to the ledger and the view the way a
-// host's own polls would, and tell the host through progress.
-func (c *bridgedCall) event(ev follow.Event) {
-	switch ev.Kind {
-	case follow.KindStatus:
-		if ev.Task == nil {
-			return
-		}
-		via := "poll"
-		if ev.Via == follow.ViaPush {
-			via = "push"
-		}
-		c.b.p.taskSeen(c.h, ev.Task, via)
-		msg := ev.Task.StatusMessage
-		if msg == "" {
-			msg = string(ev.Task.Status)
-		}
-		c.message.Store(&msg)
-		c.sendProgress()
-	case follow.KindError:
-		if ev.Err != nil && ev.Transient {
-			c.b.p.notice(c.h, "task %s: %v (retrying)", ev.TaskID, ev.Err)
-		}
+// status takes a status the follower saw: it goes to the ledger and the view the way a host's
+// own polls would, and to the host through progress.
+func (c *bridgedCall) status(t *rpc.Task, via string) {
+	c.b.p.taskSeen(c.h, t, via)
+	msg := t.StatusMessage
+	if msg == "" {
+		msg = string(t.Status)
 	}
+	c.message.Store(&msg)
+	c.sendProgress()
 }
 
 // keepHostWaiting sends the host notifications/progress every ProgressEvery while the task
 // runs, so that a request timeout that resets on progress does not run out.
-func (c *bridgedCall) keepHostWaiting(ctx context.Context, _ chan struct{}) {
+func (c *bridgedCall) keepHostWaiting(ctx context.Context) {
 	t := time.NewTicker(c.b.o.ProgressEvery)
 	defer t.Stop()
 	for {
@@ -785,13 +785,10 @@ func (c *bridgedCall) sendProgress() {
 	_ = c.link.send(data)
 }
 
-// hostAnswerer forwards a task's question to the host as the request the era defines
-// (elicitation/create, sampling/createMessage), when the host declared that capability.
-type hostAnswerer struct{ c *bridgedCall }
-
-// Answer implements follow.Answerer.
-func (a *hostAnswerer) Answer(ctx context.Context, req follow.Request) (json.RawMessage, bool, error) {
-	c := a.c
+// askHost forwards a task's question to the host as the request the era defines
+// (elicitation/create, sampling/createMessage), when the host declared that capability; false
+// when it did not.
+func (c *bridgedCall) askHost(ctx context.Context, req Question) (json.RawMessage, bool, error) {
 	need := map[string]string{"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}[req.Method]
 	if need == "" || c.era != rpc.EraLegacy || !c.b.hostDeclared(c.h, need) {
 		return nil, false, nil
@@ -858,7 +855,7 @@ var errHostGone = errors.New("the host went away")
 // server then reaches a host that has no handler for it and refuses it. It returns nil when
 // the message stays as it is.
 func (b *bridge) declareAnswerable(m *rpc.Message) []byte {
-	if b.o.Answerer == nil || m.Method != "initialize" || !m.IsRequest() {
+	if b.o.Follow == nil || !b.o.Follow.Answers() || m.Method != "initialize" || !m.IsRequest() {
 		return nil
 	}
 	var p map[string]json.RawMessage
@@ -874,7 +871,7 @@ func (b *bridge) declareAnswerable(m *rpc.Message) []byte {
 	if _, ok := caps["elicitation"]; !ok {
 		caps["elicitation"], changed = json.RawMessage(`{}`), true
 	}
-	if _, ok := caps["sampling"]; !ok && follow.Samples(b.o.Answerer) {
+	if _, ok := caps["sampling"]; !ok && b.samples() {
 		caps["sampling"], changed = json.RawMessage(`{}`), true
 	}
 	if !changed {

@@ -1,15 +1,12 @@
 package proxy
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
-
-	"github.com/mcptask/mcptask/internal/follow"
 )
 
 // A 2026-07-28 host that does not speak Tasks asks its questions the way the era defines for a
@@ -109,7 +106,7 @@ func hostInputCaps(params json.RawMessage) *inputCaps {
 type inputCaps struct{ form, url, sampling, roots bool }
 
 // can reports whether the host can answer question r.
-func (c *inputCaps) can(r follow.Request) bool {
+func (c *inputCaps) can(r Question) bool {
 	if c == nil {
 		return false
 	}
@@ -131,57 +128,8 @@ func (c *inputCaps) can(r follow.Request) bool {
 	return false
 }
 
-// hostResponses answers, from the inputResponses of the host's retried tools/call, the
-// questions the host can answer (only those: a key meant for --on-input is not the host's).
-type hostResponses struct {
-	caps *inputCaps
-	resp map[string]json.RawMessage
-}
-
-// Answer implements follow.Answerer.
-func (a *hostResponses) Answer(_ context.Context, req follow.Request) (json.RawMessage, bool, error) {
-	if r, ok := a.resp[req.Key]; ok && a.caps.can(req) {
-		return r, true, nil
-	}
-	return nil, false, nil
-}
-
-// notForHost is --on-input for the questions the host does not answer itself: a question the
-// host can answer goes to the host (an input_required round), not to --on-input.
-type notForHost struct {
-	a    follow.Answerer
-	caps *inputCaps
-}
-
-// Answer implements follow.Answerer.
-func (n notForHost) Answer(ctx context.Context, req follow.Request) (json.RawMessage, bool, error) {
-	if n.caps.can(req) {
-		return nil, false, nil
-	}
-	return n.a.Answer(ctx, req)
-}
-
-// Resolve implements follow.Resolver: answers given by field names are matched against the
-// questions left to --on-input only.
-func (n notForHost) Resolve(open []follow.Request) (follow.Answerer, error) {
-	var mine []follow.Request
-	for _, r := range open {
-		if !n.caps.can(r) {
-			mine = append(mine, r)
-		}
-	}
-	a, err := follow.Resolve(n.a, mine)
-	if err != nil {
-		return nil, err
-	}
-	return notForHost{a: a, caps: n.caps}, nil
-}
-
-// Samples implements follow.Sampler.
-func (n notForHost) Samples() bool { return follow.Samples(n.a) }
-
 // inputRequired is the InputRequiredResult that hands the host the questions of task id.
-func (b *bridge) inputRequired(id, tool string, reqs []follow.Request) (json.RawMessage, error) {
+func (b *bridge) inputRequired(id, tool string, reqs []Question) (json.RawMessage, error) {
 	in := make(map[string]any, len(reqs))
 	for _, r := range reqs {
 		q := map[string]any{"method": r.Method}

@@ -163,49 +163,63 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 	l := b.stdio[h]
 	b.mu.Unlock()
 	m, params, err := decodeHostMessage(msg)
-	if l == nil || err != nil {
+	switch {
+	case l == nil || err != nil:
 		if toServer {
 			b.p.fromHost(h, msg)
 		} else {
 			b.p.fromServer(h, nil, msg)
 		}
 		return msg
+	case toServer:
+		return b.hostFrame(l, m, params, msg)
 	}
-	if toServer {
+	return b.serverFrame(l, m, msg)
+}
+
+// hostFrame takes a host's frame m (msg as it came): its answer to a question of the proxy's,
+// its cancellation of a bridged call, a tools/call the bridge takes; anything else goes on.
+func (b *bridge) hostFrame(l *stdioLink, m *rpc.Message, params reqParams, msg []byte) []byte {
+	h := l.h
+	switch {
+	case b.hostAnswer(h, m):
+		return nil
+	case b.hostCancelled(h, m):
+		return nil
+	case m.Method == "tools/call" && m.IsRequest():
+		// Decided here when the tool's taskSupport is known, so that a call passed on keeps
+		// its place among the host's frames; only a call that needs the tools listed first
+		// waits for that on a goroutine of its own.
+		known := func(name string) string {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if s, ok := b.support[name]; ok || b.listed {
+				return s
+			}
+			return "unknown"
+		}
 		switch {
-		case b.hostAnswer(h, m):
+		case b.wants(h, m, params, known):
+			c := b.start(h, m, params, nil, l, &stdioCallTransport{up: l.up}, nil)
+			go c.run(l.ctx)
 			return nil
-		case b.hostCancelled(h, m):
+		case params.Meta.Version == "" && !params.hasTask() && known(params.Name) == "unknown":
+			go b.stdioCall(l, m, params, msg)
 			return nil
-		case m.Method == "tools/call" && m.IsRequest():
-			// Decided here when the tool's taskSupport is known, so that a call passed on
-			// keeps its place among the host's frames; only a call that needs the tools
-			// listed first waits for that on a goroutine of its own.
-			known := func(name string) string {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				if s, ok := b.support[name]; ok || b.listed {
-					return s
-				}
-				return "unknown"
-			}
-			switch {
-			case b.wants(h, m, params, known):
-				c := b.start(h, m, params, nil, l, &stdioCallTransport{up: l.up}, nil)
-				go c.run(l.ctx)
-				return nil
-			case params.Meta.Version == "" && !params.hasTask() && known(params.Name) == "unknown":
-				go b.stdioCall(l, m, params, msg)
-				return nil
-			}
 		}
-		b.p.fromHost(h, msg)
-		if out := b.declareAnswerable(m); out != nil {
-			return out
-		}
-		return msg
 	}
-	u := l.up
+	b.p.fromHost(h, msg)
+	if out := b.declareAnswerable(m); out != nil {
+		return out
+	}
+	return msg
+}
+
+// serverFrame takes a server's frame m (msg as it came): the answer to a request of the
+// proxy's, a request or status about a bridged task, an answer to a host's tools/list (which
+// a host that does not speak Tasks gets rewritten); anything else goes on.
+func (b *bridge) serverFrame(l *stdioLink, m *rpc.Message, msg []byte) []byte {
+	h, u := l.h, l.up
 	switch {
 	case m.IsResponse() && b.isBridgeID(m.ID):
 		u.mu.Lock()
@@ -224,17 +238,7 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 			handle := t.handler
 			t.mu.Unlock()
 			if handle != nil {
-				go func() {
-					resp := handle(l.ctx, m)
-					if resp == nil || !m.IsRequest() {
-						return
-					}
-					resp.JSONRPC, resp.ID = "2.0", m.ID
-					if data, err := json.Marshal(resp); err == nil {
-						b.p.bridgeRecord(true, h, data)
-						_ = u.w.writeLine(data)
-					}
-				}()
+				go u.handle(l.ctx, handle, m)
 			}
 			return nil
 		}
@@ -253,6 +257,20 @@ func (b *bridge) stdioFrame(h *host, msg []byte, toServer bool) []byte {
 	}
 	b.p.fromServer(h, nil, msg)
 	return msg
+}
+
+// handle gives the server's request or notification m about a bridged task to the handler of
+// the call that follows it, and sends the server its answer.
+func (u *stdioUpstream) handle(ctx context.Context, handle rpc.Handler, m *rpc.Message) {
+	resp := handle(ctx, m)
+	if resp == nil || !m.IsRequest() {
+		return
+	}
+	resp.JSONRPC, resp.ID = "2.0", m.ID
+	if data, err := json.Marshal(resp); err == nil {
+		u.b.p.bridgeRecord(true, u.h, data)
+		_ = u.w.writeLine(data)
+	}
 }
 
 // routed returns the call whose task a server message is about: the related-task of a request

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -124,9 +123,9 @@ func TestHostInputCaps(t *testing.T) {
 	meta := func(caps string) json.RawMessage {
 		return json.RawMessage(`{"name":"x","_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `}}`)
 	}
-	form := follow.Request{Key: "a", Method: "elicitation/create", Params: json.RawMessage(`{"mode":"form"}`)}
-	url := follow.Request{Key: "b", Method: "elicitation/create", Params: json.RawMessage(`{"mode":"url"}`)}
-	sample := follow.Request{Key: "c", Method: "sampling/createMessage"}
+	form := Question{Key: "a", Method: "elicitation/create", Params: json.RawMessage(`{"mode":"form"}`)}
+	url := Question{Key: "b", Method: "elicitation/create", Params: json.RawMessage(`{"mode":"url"}`)}
+	sample := Question{Key: "c", Method: "sampling/createMessage"}
 	for _, tc := range []struct {
 		caps string
 		want []bool // form, url, sampling

@@ -131,30 +131,7 @@ func (c *connector) frame(ctx context.Context, line []byte) {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			resp, err := c.t.RoundTrip(ctx, m, hdr)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				c.write(&rpc.Message{JSONRPC: "2.0", ID: m.ID, Error: &rpc.Error{Code: rpc.CodeInternalError,
-					Message: "mcptask proxy: " + redact.URL(err.Error()) + hint(err)}})
-				return
-			}
-			if m.Method == "initialize" && resp.Result != nil {
-				var r struct {
-					ProtocolVersion string `json:"protocolVersion"`
-				}
-				_ = json.Unmarshal(resp.Result, &r)
-				c.mu.Lock()
-				c.version = r.ProtocolVersion
-				c.mu.Unlock()
-				// The host's tasks are recorded with the session they live in.
-				c.p.mu.Lock()
-				c.h.session = c.t.SessionID()
-				c.p.mu.Unlock()
-			}
-			resp.JSONRPC, resp.ID = "2.0", m.ID
-			c.write(resp)
+			c.request(ctx, m, hdr)
 		}()
 	case m.IsResponse():
 		c.mu.Lock()
@@ -181,6 +158,35 @@ func (c *connector) frame(ctx context.Context, line []byte) {
 			}()
 		}
 	}
+}
+
+// request sends the host's request m to the server and writes its answer to the host; an
+// initialize's answer tells the version and the session the host's tasks are recorded with.
+func (c *connector) request(ctx context.Context, m *rpc.Message, hdr http.Header) {
+	resp, err := c.t.RoundTrip(ctx, m, hdr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		c.write(&rpc.Message{JSONRPC: "2.0", ID: m.ID, Error: &rpc.Error{Code: rpc.CodeInternalError,
+			Message: "mcptask proxy: " + redact.URL(err.Error()) + hint(err)}})
+		return
+	}
+	if m.Method == "initialize" && resp.Result != nil {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(resp.Result, &r)
+		c.mu.Lock()
+		c.version = r.ProtocolVersion
+		c.mu.Unlock()
+		// The host's tasks are recorded with the session they live in.
+		c.p.mu.Lock()
+		c.h.session = c.t.SessionID()
+		c.p.mu.Unlock()
+	}
+	resp.JSONRPC, resp.ID = "2.0", m.ID
+	c.write(resp)
 }
 
 // hint is the next step for a failure to reach the server.

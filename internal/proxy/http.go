@@ -170,97 +170,132 @@ func (f *httpFront) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// The last bytes (the end of a chunked body) are written after the handler returns.
 	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(f.writeStall)) }()
 	// Nothing is read, looked at or forwarded before the request is known to come from a host.
-	if why := f.guard.checkHost(r); why != "" {
-		f.refuse(w, r, http.StatusForbidden, "host", why)
+	if !f.admit(w, r) {
 		return
 	}
-	if why := f.guard.checkOrigin(r); why != "" {
-		f.refuse(w, r, http.StatusForbidden, "origin", why)
+	body, held, ok := f.readBody(w, rc, r)
+	defer p.mem.give(held)
+	if !ok {
 		return
 	}
-	if _, ok := f.route(r.URL); !ok {
-		f.refuse(w, r, http.StatusNotFound, "path", fmt.Sprintf("%s is not the MCP endpoint (give the host the URL the proxy printed, ending in /mcp)", clip(r.URL.Path)))
+	x, answered := f.inspect(w, r, body, start)
+	if answered {
 		return
-	}
-	if r.ContentLength > int64(f.maxBody) {
-		f.refuse(w, r, http.StatusRequestEntityTooLarge, "size", fmt.Sprintf("the request body of %d bytes is larger than the proxy's limit of %d", r.ContentLength, f.maxBody))
-		return
-	}
-	var body []byte
-	inspect := r.Method == http.MethodPost
-	if r.Body != nil && r.Body != http.NoBody {
-		// A body must arrive in time (a slowloris host trickling bytes is cut) and within
-		// the size cap, whatever its method.
-		_ = rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
-		b, held, err := p.readHeld(r.Body, f.maxBody)
-		defer p.mem.give(held)
-		switch {
-		case errors.Is(err, errTooLarge):
-			f.refuse(w, r, http.StatusRequestEntityTooLarge, "size", fmt.Sprintf("the request body is larger than the proxy's limit of %d bytes", f.maxBody))
-			return
-		case errors.Is(err, errOverBudget):
-			f.refuse(w, r, http.StatusServiceUnavailable, "memory", fmt.Sprintf("the proxy holds %d bytes of messages already, its limit; retry", p.mem.max))
-			return
-		case err != nil:
-			// The host went away while sending, or its body broke off or came too slowly:
-			// nothing to forward.
-			p.notice(nil, "a request body from %s could not be read: %v", remoteIP(r), err)
-			w.Header().Set("Connection", "close")
-			_ = rc.SetReadDeadline(time.Now())
-			http.Error(w, "mcptask proxy: the request body could not be read", http.StatusBadRequest)
-			return
-		}
-		_ = rc.SetReadDeadline(time.Time{})
-		body = b
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		r.ContentLength = int64(len(b))
-		r.TransferEncoding = nil
-	}
-	var x *exchange
-	var h *host
-	if inspect {
-		m, params, err := decodeHostMessage(body)
-		h = f.hostOf(r, params)
-		if p.rec != nil {
-			p.rec.line(true, h.label(), f.requestLine(r, body, m))
-		}
-		if err != nil {
-			p.malformed(true, h, body, err)
-		} else if p.bridge != nil && p.bridge.serveHTTP(f, w, r, h, m, params) {
-			return // answered by the bridge (bridge_http.go)
-		} else {
-			x = p.hostMessage(h, m, params, r.Header)
-		}
-	} else {
-		h = f.hostOf(r, reqParams{})
-		if p.rec != nil {
-			p.rec.line(true, h.label(), f.requestLine(r, body, nil))
-		}
-	}
-	if x == nil {
-		x = &exchange{h: h, start: start}
 	}
 	x.httpMethod = r.Method
 	// Deferred, so that it happens also when the reverse proxy aborts a broken stream (by
 	// panicking with http.ErrAbortHandler, which net/http expects and handles).
-	defer func() {
-		x.mu.Lock()
-		if x.err == "" && r.Context().Err() != nil {
-			x.err = "the host went away before the answer was complete"
-		}
-		status, held := x.status, x.held
-		x.held = 0
-		x.mu.Unlock()
-		p.mem.give(held)
-		p.settle(x)
-		if p.rec != nil {
-			p.rec.line(true, x.h.label(), x.summary(p.opts.Now().Sub(start)))
-		}
-		if r.Method == http.MethodDelete && status/100 == 2 && r.Header.Get("Mcp-Session-Id") != "" {
-			p.dropHost(x.h) // C25-TRANS §Session Management: the session is over
-		}
-	}()
+	defer f.settle(x, r, start)
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, x)))
+}
+
+// admit refuses a request that does not come from a host the proxy serves (its Host and
+// Origin headers), is not for the MCP endpoint, or says its body is too large; true when it
+// may go on.
+func (f *httpFront) admit(w http.ResponseWriter, r *http.Request) bool {
+	if why := f.guard.checkHost(r); why != "" {
+		f.refuse(w, r, http.StatusForbidden, "host", why)
+		return false
+	}
+	if why := f.guard.checkOrigin(r); why != "" {
+		f.refuse(w, r, http.StatusForbidden, "origin", why)
+		return false
+	}
+	if _, ok := f.route(r.URL); !ok {
+		f.refuse(w, r, http.StatusNotFound, "path", fmt.Sprintf("%s is not the MCP endpoint (give the host the URL the proxy printed, ending in /mcp)", clip(r.URL.Path)))
+		return false
+	}
+	if r.ContentLength > int64(f.maxBody) {
+		f.refuse(w, r, http.StatusRequestEntityTooLarge, "size", fmt.Sprintf("the request body of %d bytes is larger than the proxy's limit of %d", r.ContentLength, f.maxBody))
+		return false
+	}
+	return true
+}
+
+// readBody reads the request's body whole, so that it can be inspected and forwarded, and puts
+// it back in r. held is what it holds of the proxy's memory budget (given back when the
+// request is over); false when the request was refused or broke off, and has been answered.
+func (f *httpFront) readBody(w http.ResponseWriter, rc *http.ResponseController, r *http.Request) (body []byte, held int64, ok bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, 0, true
+	}
+	p := f.p
+	// A body must arrive in time (a slowloris host trickling bytes is cut) and within the
+	// size cap, whatever its method.
+	_ = rc.SetReadDeadline(time.Now().Add(f.bodyTimeout))
+	b, held, err := p.readHeld(r.Body, f.maxBody)
+	switch {
+	case errors.Is(err, errTooLarge):
+		f.refuse(w, r, http.StatusRequestEntityTooLarge, "size", fmt.Sprintf("the request body is larger than the proxy's limit of %d bytes", f.maxBody))
+		return nil, held, false
+	case errors.Is(err, errOverBudget):
+		f.refuse(w, r, http.StatusServiceUnavailable, "memory", fmt.Sprintf("the proxy holds %d bytes of messages already, its limit; retry", p.mem.max))
+		return nil, held, false
+	case err != nil:
+		// The host went away while sending, or its body broke off or came too slowly:
+		// nothing to forward.
+		p.notice(nil, "a request body from %s could not be read: %v", remoteIP(r), err)
+		w.Header().Set("Connection", "close")
+		_ = rc.SetReadDeadline(time.Now())
+		http.Error(w, "mcptask proxy: the request body could not be read", http.StatusBadRequest)
+		return nil, held, false
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+	r.TransferEncoding = nil
+	return b, held, true
+}
+
+// inspect looks at the host's request (a POST's JSON-RPC message), records it and returns its
+// exchange; answered is set when the bridge answered it itself (bridge_http.go).
+func (f *httpFront) inspect(w http.ResponseWriter, r *http.Request, body []byte, start time.Time) (x *exchange, answered bool) {
+	p := f.p
+	if r.Method != http.MethodPost {
+		h := f.hostOf(r, reqParams{})
+		if p.rec != nil {
+			p.rec.line(true, h.label(), f.requestLine(r, body, nil))
+		}
+		return &exchange{h: h, start: start}, false
+	}
+	m, params, err := decodeHostMessage(body)
+	h := f.hostOf(r, params)
+	if p.rec != nil {
+		p.rec.line(true, h.label(), f.requestLine(r, body, m))
+	}
+	switch {
+	case err != nil:
+		p.malformed(true, h, body, err)
+	case p.bridge != nil && p.bridge.serveHTTP(f, w, r, h, m, params):
+		return nil, true
+	default:
+		x = p.hostMessage(h, m, params, r.Header)
+	}
+	if x == nil {
+		x = &exchange{h: h, start: start}
+	}
+	return x, false
+}
+
+// settle ends the host's request: its exchange settled, its memory given back, its summary
+// recorded, and the host dropped when it ended its session.
+func (f *httpFront) settle(x *exchange, r *http.Request, start time.Time) {
+	p := f.p
+	x.mu.Lock()
+	if x.err == "" && r.Context().Err() != nil {
+		x.err = "the host went away before the answer was complete"
+	}
+	status, held := x.status, x.held
+	x.held = 0
+	x.mu.Unlock()
+	p.mem.give(held)
+	p.settle(x)
+	if p.rec != nil {
+		p.rec.line(true, x.h.label(), x.summary(p.opts.Now().Sub(start)))
+	}
+	if r.Method == http.MethodDelete && status/100 == 2 && r.Header.Get("Mcp-Session-Id") != "" {
+		p.dropHost(x.h) // C25-TRANS §Session Management: the session is over
+	}
 }
 
 // stallWriter gives every write to the host WriteStall to complete: a host that stops reading
@@ -438,25 +473,15 @@ func (f *httpFront) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
+// modifyResponse looks at the server's answer before the reverse proxy sends it on: an event
+// stream is relayed through the proxy's reader, a JSON answer to a POST is read and inspected.
 func (f *httpFront) modifyResponse(resp *http.Response) error {
 	p := f.p
 	x, _ := resp.Request.Context().Value(ctxKey{}).(*exchange)
 	if x == nil {
 		return nil
 	}
-	x.mu.Lock()
-	x.status = resp.StatusCode
-	x.mu.Unlock()
-	if x.method() == "initialize" && resp.StatusCode/100 == 2 {
-		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-			p.session(x, sid)
-		}
-	}
-	if p.rec != nil {
-		p.rec.line(false, x.h.label(), map[string]any{"kind": "http-response", "status": resp.StatusCode,
-			"latencyMs": float64(p.opts.Now().Sub(x.start).Microseconds()) / 1000,
-			"headers":   p.rec.headers(resp.Header), "contentType": resp.Header.Get("Content-Type")})
-	}
+	f.responseHead(x, resp)
 	if resp.Body == nil || resp.Body == http.NoBody || resp.Request.Method == http.MethodHead {
 		return nil
 	}
@@ -472,9 +497,35 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 	if x.httpMethod != http.MethodPost {
 		return nil
 	}
-	// One JSON answer: read it whole, look at it (a CreateTaskResult goes to the ledger now),
-	// then let the reverse proxy send the same bytes. What is held counts against the proxy's
-	// memory budget until ServeHTTP ends.
+	f.inspectAnswer(x, resp, enc)
+	return nil
+}
+
+// responseHead takes the status and headers of the server's answer: the exchange's status, the
+// session an initialize opened, the record's http-response line.
+func (f *httpFront) responseHead(x *exchange, resp *http.Response) {
+	p := f.p
+	x.mu.Lock()
+	x.status = resp.StatusCode
+	x.mu.Unlock()
+	if x.method() == "initialize" && resp.StatusCode/100 == 2 {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			p.session(x, sid)
+		}
+	}
+	if p.rec != nil {
+		p.rec.line(false, x.h.label(), map[string]any{"kind": "http-response", "status": resp.StatusCode,
+			"latencyMs": float64(p.opts.Now().Sub(x.start).Microseconds()) / 1000,
+			"headers":   p.rec.headers(resp.Header), "contentType": resp.Header.Get("Content-Type")})
+	}
+}
+
+// inspectAnswer reads one JSON answer (Content-Encoding enc) whole and looks at it (a
+// CreateTaskResult goes to the ledger now), then puts the same bytes back for the reverse proxy
+// to send. What is held counts against the proxy's memory budget until ServeHTTP ends; an
+// answer too large to hold passes uninspected.
+func (f *httpFront) inspectAnswer(x *exchange, resp *http.Response, enc string) {
+	p := f.p
 	data, held, err := p.readHeld(resp.Body, p.opts.MaxInspect)
 	x.mu.Lock()
 	x.held += held
@@ -490,7 +541,7 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
-		return nil
+		return
 	case err != nil:
 		// The server broke off mid-answer: the host gets what came and the same break.
 		x.mu.Lock()
@@ -501,7 +552,7 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(data), errReader{err}), resp.Body}
-		return nil
+		return
 	}
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(data))
@@ -509,17 +560,16 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 	if enc == "gzip" || enc == "x-gzip" || enc == "deflate" {
 		if plain, err = decompress(enc, data); err != nil {
 			p.notice(x.h, "an answer compressed with %q could not be decoded for inspection: %v", enc, err)
-			return nil
+			return
 		}
 	}
 	if len(bytes.TrimSpace(plain)) == 0 {
-		return nil
+		return
 	}
 	if p.rec != nil {
 		p.rec.line(false, x.h.label(), map[string]any{"kind": "frame", "body": bodyValue(plain), "taskId": taskIDOf(plain)})
 	}
 	p.fromServer(x.h, x, plain)
-	return nil
 }
 
 func (f *httpFront) errorHandler(w http.ResponseWriter, r *http.Request, err error) {

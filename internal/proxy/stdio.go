@@ -44,33 +44,16 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 	if o.ShutdownWait <= 0 {
 		o.ShutdownWait = 2 * time.Second
 	}
-	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
-	cmd.Dir = o.Dir
-	if len(o.Env) > 0 {
-		cmd.Env = append(os.Environ(), o.Env...)
-	}
-	setProcessGroup(cmd)
-	stdin, err := cmd.StdinPipe()
+	c, err := startChild(o)
 	if err != nil {
 		return 0, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return 0, err
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start %s: %w", o.Argv[0], err)
 	}
 	h := p.hostFor("stdio", "stdio host")
 	p.mu.Lock()
 	h.stdio = true
 	p.mu.Unlock()
 	// Whole frames only, one at a time: the bridge writes to both streams too.
-	toServer, toHost := &lockedWriter{w: stdin}, &lockedWriter{w: o.Out}
+	toServer, toHost := &lockedWriter{w: c.stdin}, &lockedWriter{w: o.Out}
 	if p.bridge != nil {
 		p.bridge.attachStdio(ctx, h, toServer, toHost)
 	}
@@ -79,7 +62,7 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 	logs.Add(1)
 	go func() {
 		defer logs.Done()
-		copyLines(stderr, o.Stderr)
+		copyLines(c.stderr, o.Stderr)
 	}()
 	hostDone := make(chan error, 1)
 	go func() {
@@ -87,33 +70,72 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 		if p.bridge != nil {
 			p.bridge.hostGone(h) // its bridged tasks stay in the ledger
 		}
-		stdin.Close() // the host is gone: the server sees its stdin end, as it would have
+		c.stdin.Close() // the host is gone: the server sees its stdin end, as it would have
 		hostDone <- err
 	}()
 	serverDone := make(chan error, 1)
-	go func() { serverDone <- p.relay(stdout, toHost, h, false) }()
+	go func() { serverDone <- p.relay(c.stdout, toHost, h, false) }()
+	p.awaitChild(ctx, h, c, hostDone, serverDone, o.ShutdownWait)
+	logs.Wait()
+	return exitCode(c.cmd.Wait())
+}
 
+// stdioChild is the server process of the stdio relay and its three pipes.
+type stdioChild struct {
+	cmd            *exec.Cmd
+	stdin          io.WriteCloser
+	stdout, stderr io.ReadCloser
+}
+
+// startChild starts the server command of o in its own process group.
+func startChild(o StdioOptions) (*stdioChild, error) {
+	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+	cmd.Dir = o.Dir
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	setProcessGroup(cmd)
+	c := &stdioChild{cmd: cmd}
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if c.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if c.stderr, err = cmd.StderrPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", o.Argv[0], err)
+	}
+	return c, nil
+}
+
+// awaitChild waits until the server's stdout ends (serverDone). Once the host closed its end
+// (hostDone) or ctx ended, the server is shut down the C25-LIFE §Shutdown way, a step each
+// wait: its stdin closed, then SIGTERM, then SIGKILL.
+func (p *Proxy) awaitChild(ctx context.Context, h *host, c *stdioChild, hostDone, serverDone <-chan error, wait time.Duration) {
 	stopping := false
 	var timer <-chan time.Time
 	signals := []os.Signal{syscall.SIGTERM, os.Kill}
 	step := func() {
 		if !stopping {
 			stopping = true
-			stdin.Close()
+			c.stdin.Close()
 		} else if len(signals) > 0 {
-			_ = cmd.Process.Signal(signals[0])
+			_ = c.cmd.Process.Signal(signals[0])
 			signals = signals[1:]
 		}
-		timer = time.After(o.ShutdownWait)
+		timer = time.After(wait)
 	}
 	ctxDone := ctx.Done()
-	hostEnd := (<-chan error)(hostDone)
-	for waiting := true; waiting; {
+	for {
 		select {
 		case <-serverDone:
-			waiting = false
-		case err := <-hostEnd:
-			hostEnd = nil
+			return
+		case err := <-hostDone:
+			hostDone = nil
 			if err != nil && !stopping {
 				p.notice(h, "reading from the host failed: %v", err)
 			}
@@ -125,8 +147,10 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 			step()
 		}
 	}
-	logs.Wait()
-	werr := cmd.Wait()
+}
+
+// exitCode is the server's exit code from its Wait; 0 when the shutdown sequence stopped it.
+func exitCode(werr error) (int, error) {
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		if code := ee.ExitCode(); code >= 0 {
