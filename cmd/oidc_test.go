@@ -439,24 +439,3 @@ func TestAuthLogoutSaysWhatHappened(t *testing.T) {
 		t.Fatal("the tokens were kept after a failed revocation")
 	}
 }
-
-// TestLogoutSecretOnlyForItsClient: the secret of --client-secret-env authenticates the
-// revocation of the credential of that very --client-id only; another pre-registered client's
-// credential (another authorization server's, under --all) never gets it.
-func TestLogoutSecretOnlyForItsClient(t *testing.T) {
-	f := NewFactory(&IOStreams{})
-	f.Getenv = func(k string) string { return map[string]string{"SECRET": "s3cret"}[k] }
-	f.Global.Auth.ClientID, f.Global.Auth.ClientSecretEnv = "mine", "SECRET"
-	for _, tc := range []struct {
-		client auth.Client
-		want   string
-	}{
-		{auth.Client{ID: "mine", Registration: auth.RegPreRegistered}, "s3cret"},
-		{auth.Client{ID: "theirs", Registration: auth.RegPreRegistered}, ""},
-		{auth.Client{ID: "mine", Registration: auth.RegDynamic}, ""},
-	} {
-		if got := revokeOptions(f, &auth.Credential{Client: tc.client}).ClientSecret; got != tc.want {
-			t.Errorf("client %s (%s): secret %q, want %q", tc.client.ID, tc.client.Registration, got, tc.want)
-		}
-	}
-}

@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -71,6 +72,20 @@ func ReasonOf(err error) Reason {
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae.Reason
+	}
+	return ""
+}
+
+// ReportedReason is the reason a --json error reports for err: the reason of an authorization
+// failure in its chain, else login_required for an MCP server's bare HTTP 401 (a credential
+// given by the user that the server refused), else "".
+func ReportedReason(err error) Reason {
+	if r := ReasonOf(err); r != "" {
+		return r
+	}
+	var he *rpc.HTTPError
+	if errors.As(err, &he) && he.Status == http.StatusUnauthorized {
+		return ReasonLoginRequired
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cli/browser"
@@ -30,6 +31,93 @@ type AuthOptions struct {
 	Scopes []string
 	// Interactive says a person can log in at the browser now.
 	Interactive bool
+}
+
+// Validate checks the values of the OAuth settings, before anything is sent: a UsageError
+// names the flag and what it wants.
+func (a AuthOptions) Validate() error {
+	switch a.Login {
+	case auth.LoginAuto, auth.LoginNever:
+	default:
+		return usagef("--login %q: want auto or never", a.Login)
+	}
+	switch a.Browser {
+	case auth.BrowserOpen, auth.BrowserPrint, auth.BrowserFollow:
+	default:
+		return usagef("--browser %q: want open, print or follow", a.Browser)
+	}
+	switch a.Store {
+	case auth.StoreAuto, auth.StoreKeyring, auth.StoreFile:
+	default:
+		return usagef("--auth-store %q: want auto, keyring or file", a.Store)
+	}
+	if err := a.validateGrant(); err != nil {
+		return err
+	}
+	if a.CallbackPort < 0 || a.CallbackPort > 65535 {
+		return usagef("--callback-port %d is not a port", a.CallbackPort)
+	}
+	if a.ClientMetadataURL != "" && !strings.HasPrefix(a.ClientMetadataURL, "https://") {
+		return usagef("--client-metadata-url %q: a Client ID Metadata Document URL is https://", a.ClientMetadataURL)
+	}
+	if a.Issuer != "" && !auth.ValidIssuer(a.Issuer) {
+		return usagef("--issuer %q: an issuer is an https:// URL (http:// only on a loopback address), as the authorization server's metadata states it", a.Issuer)
+	}
+	return nil
+}
+
+// validateGrant checks --grant and what the client credentials grant needs with it.
+func (a AuthOptions) validateGrant() error {
+	switch a.Grant {
+	case "", "authorization-code":
+	case "client-credentials":
+		if a.ClientID == "" {
+			return usagef("--grant client-credentials needs --client-id")
+		}
+		if a.ClientSecretEnv == "" && a.ClientKeyFile == "" {
+			return usagef("--grant client-credentials needs --client-secret-env VAR or --client-key-file FILE")
+		}
+	default:
+		return usagef("--grant %q: want client-credentials (or leave it unset for a browser login)", a.Grant)
+	}
+	return nil
+}
+
+// Check is Validate, and then that the client secret's variable is set and the key file
+// holds a key: everything about the OAuth settings that can fail before anything is sent.
+func (a AuthOptions) Check(getenv func(string) string) error {
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	if a.ClientSecretEnv != "" && getenv(a.ClientSecretEnv) == "" {
+		return usagef("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+	}
+	if a.ClientKeyFile != "" {
+		data, err := os.ReadFile(a.ClientKeyFile)
+		if err != nil {
+			return usagef("--client-key-file: %v", err)
+		}
+		if _, err := auth.ParseClientKey(data); err != nil {
+			return usagef("--client-key-file %s: %v", a.ClientKeyFile, err)
+		}
+	}
+	return nil
+}
+
+// LogoutOptions are the options of a logout under these settings: forgetClient, and the
+// pre-registered client they name with its secret and key read now. A key file that does not
+// parse is no key: a revocation that needs it fails and says so, and the tokens are forgotten.
+func (a AuthOptions) LogoutOptions(getenv func(string) string, forgetClient bool) auth.LogoutOptions {
+	o := auth.LogoutOptions{ForgetClient: forgetClient, ClientID: a.ClientID}
+	if a.ClientSecretEnv != "" {
+		o.ClientSecret = getenv(a.ClientSecretEnv)
+	}
+	if a.ClientKeyFile != "" {
+		if data, err := os.ReadFile(a.ClientKeyFile); err == nil {
+			o.ClientKey, _ = auth.ParseClientKey(data)
+		}
+	}
+	return o
 }
 
 // AuthDir is where credentials live when no keychain answers: under the state directory,

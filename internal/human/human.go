@@ -28,3 +28,12 @@ func Duration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
 }
+
+// Until renders the time d from now to a moment: "in 5m00s" ahead, "3m04s ago" past (an
+// expiry in `mcptask auth status`).
+func Until(d time.Duration) string {
+	if d < 0 {
+		return Duration(-d) + " ago"
+	}
+	return "in " + Duration(d)
+}

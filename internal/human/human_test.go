@@ -29,3 +29,15 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestUntil(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		5 * time.Minute:                  "in 5m00s",
+		0:                                "in 0ms",
+		-(3*time.Minute + 4*time.Second): "3m04s ago",
+	} {
+		if got := Until(d); got != want {
+			t.Errorf("Until(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
