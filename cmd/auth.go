@@ -13,6 +13,7 @@ import (
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
@@ -162,8 +163,8 @@ func newCmdAuthLogin(f *Factory) *cobra.Command {
 				return err
 			}
 			e := statusOf(f, cred, backendOf(f, cred))
-			if f.Global.JSON {
-				return writeJSON(f.IO.Out, map[string]any{"type": "auth-login", "credential": e})
+			if p := f.printer(); p.JSON() {
+				return p.Print(output.AuthLogin{Type: "auth-login", Credential: e}, nil)
 			}
 			fmt.Fprintf(f.IO.ErrOut, "Logged in to %s\n", ref)
 			printStatus(f, []authStatus{e})
@@ -305,8 +306,8 @@ server's (and --profile's). Exits 0 when every credential shown is usable or ref
 				ok = ok && (s.Usable || s.Refreshable)
 				list = append(list, s)
 			}
-			if f.Global.JSON {
-				if err := writeJSON(f.IO.Out, map[string]any{"type": "auth-status", "credentials": orEmpty(list)}); err != nil {
+			if p := f.printer(); p.JSON() {
+				if err := p.Print(output.AuthStatus{Type: "auth-status", Credentials: orEmpty(list)}, nil); err != nil {
 					return err
 				}
 			} else if len(list) == 0 {
@@ -372,8 +373,8 @@ the revocation as at the token endpoint (--client-id with --client-secret-env or
 					fmt.Fprintf(f.IO.ErrOut, "Logged out of %s (%s): %s\n", termsafe.Line(e.ServerURL), termsafe.Line(e.Issuer), res.text())
 				}
 			}
-			if f.Global.JSON {
-				return writeJSON(f.IO.Out, map[string]any{"type": "auth-logout", "count": len(entries), "credentials": results})
+			if p := f.printer(); p.JSON() {
+				return p.Print(output.AuthLogout{Type: "auth-logout", Count: len(entries), Credentials: results}, nil)
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(f.IO.ErrOut, "no stored credentials to forget")

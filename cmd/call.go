@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/tui"
@@ -158,11 +160,8 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
 	opts.save(ctx, c, ref, t)
 	if opts.Detach {
-		if f.Global.JSON {
-			return writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})
-		}
-		fmt.Fprintln(f.IO.Out, t.TaskID)
-		return nil
+		return f.printer().Print(envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
+			func(w io.Writer) error { _, err := fmt.Fprintln(w, t.TaskID); return err })
 	}
 	srv.Follow(c, follow.Target{ID: t.TaskID, Tool: opts.Tool, Task: t, Created: true})
 	if in.live {
@@ -177,7 +176,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 type callView struct {
 	e       *follow.Engine
 	rep     *reporter
-	printer *progressPrinter
+	printer *output.Progress
 	feed    *tui.Feed // the live view's, when a person watches
 }
 
@@ -232,7 +231,7 @@ func (opts *CallOptions) typeArgs(wctx context.Context, c *rpc.Client, ref Serve
 // mrtr is the tools/call of call, with its multi-round-trip input (C26-MRTR): the answers
 // given come first; on a terminal, the person answers the rest (the same forms as the live
 // view).
-func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, printer *progressPrinter) follow.Call {
+func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, printer *output.Progress) follow.Call {
 	call := follow.Call{
 		Params: rpc.CallParams{
 			Name: opts.Tool, Arguments: in.args, TTL: opts.TTL,
@@ -276,22 +275,13 @@ func (opts *CallOptions) callErr(wctx context.Context, err error) error {
 // printResult shows a tools/call that started no task: its result, or the input it still
 // asks for before it starts.
 func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref ServerRef) error {
-	f := opts.f
+	p := opts.f.printer()
 	if res.Kind == rpc.KindComplete {
 		env, text, err := resultOutput(res.Tool, nil, era, ref.String())
-		if f.Global.JSON {
-			if werr := writeJSON(f.IO.Out, env); werr != nil {
-				return werr
-			}
-		} else {
-			_, _ = f.IO.Out.Write(text)
-		}
-		return err
+		return cmp.Or(p.Print(env, writeText(text)), err)
 	}
 	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
-	if f.Global.JSON {
-		_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
-	}
+	_ = p.Print(envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests}, nil)
 	keys := sortedKeys(res.InputRequests)
 	return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
 		opts.Tool, describeInputs(res.InputRequests, keys))}
@@ -434,7 +424,7 @@ func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) er
 func describeInputs(reqs map[string]json.RawMessage, keys []string) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+": "+inputSummary(reqs[k]))
+		parts = append(parts, k+": "+output.InputSummary(reqs[k]))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -67,15 +68,13 @@ EXIT STATUS
 }
 
 func runCancel(ctx context.Context, opts *CancelOptions) error {
-	f := opts.f
+	f, p := opts.f, opts.f.printer()
 	// --timeout bounds the whole command: every cancellation and every wait after it.
 	deadline := f.deadline(opts.Timeout)
 	if len(opts.TaskIDs) == 1 {
 		e, err := cancelOne(ctx, deadline, opts, opts.TaskIDs[0])
-		if f.Global.JSON && e != nil {
-			if werr := writeJSON(f.IO.Out, *e); werr != nil {
-				return werr
-			}
+		if e != nil {
+			return cmp.Or(p.Print(*e, nil), err)
 		}
 		return err
 	}
@@ -95,13 +94,11 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 		results = append(results, *e)
 		codes = append(codes, code)
 	}
-	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, envelope{Type: "cancel", Tasks: results}); err != nil {
-			return err
-		}
+	if err := p.Print(envelope{Type: "cancel", Tasks: results}, nil); err != nil {
+		return err
 	}
 	if code := worstCode(codes); code != ExitOK {
-		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d cancellation(s) did not end well", countBad(codes), len(codes)), Silent: !f.Global.JSON}
+		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d cancellation(s) did not end well", countBad(codes), len(codes)), Silent: !p.JSON()}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
@@ -166,10 +167,11 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	counts := rep.Counts()
-	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, map[string]any{"type": "check", "server": ref.String(), "results": rep.Results, "tools": rep.Tools,
-			"budget":  map[string]any{"limitMs": rep.Budget.Milliseconds(), "usedMs": rep.Used.Milliseconds(), "cut": rep.Cut},
-			"summary": counts}); err != nil {
+	p := f.printer()
+	if p.JSON() {
+		if err := p.Print(output.Check{Type: "check", Server: ref.String(), Results: rep.Results, Tools: rep.Tools,
+			Budget:  output.CheckBudget{LimitMs: rep.Budget.Milliseconds(), UsedMs: rep.Used.Milliseconds(), Cut: rep.Cut},
+			Summary: counts}, nil); err != nil {
 			return err
 		}
 	} else {
@@ -181,7 +183,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	if rep.Failed() {
-		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", counts[check.Fail]), Silent: !f.Global.JSON}
+		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", counts[check.Fail]), Silent: !p.JSON()}
 	}
 	return nil
 }

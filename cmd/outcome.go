@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/taskstatus"
@@ -50,7 +52,7 @@ func describe(o follow.Outcome, ref ServerRef, timeout time.Duration) (*envelope
 		if len(t.InputRequests) > 0 {
 			// --on-input fail: the outstanding questions (keys, kinds, messages, schemas) as
 			// JSON on stdout, so a script can answer them with 'mcptask update'.
-			text, _ = json.Marshal(map[string]any{"type": "input_required", "taskId": id, "inputRequests": t.InputRequests})
+			text, _ = json.Marshal(output.InputRequiredEvent{Type: "input_required", TaskID: id, InputRequests: t.InputRequests})
 			text = append(text, '\n')
 		}
 		what := "the server will ask for it"
@@ -92,7 +94,7 @@ func resultOutput(tr *rpc.ToolResult, t *rpc.Task, era rpc.Era, server string) (
 		e.TaskID, e.Status, e.Task = t.TaskID, t.Status, t.Raw
 	}
 	var b bytes.Buffer
-	printToolResult(&b, tr)
+	output.ToolResult(&b, tr)
 	if tr.IsError {
 		what := "the tool"
 		if t != nil {
@@ -113,7 +115,7 @@ type reporter struct {
 	timeout time.Duration
 	many    bool
 	hold    bool
-	printer *progressPrinter
+	printer *output.Progress
 
 	mu      sync.Mutex
 	results []envelope
@@ -140,42 +142,50 @@ func (r *reporter) Event(ev follow.Event) {
 }
 
 func (r *reporter) show(o follow.Outcome) {
-	f := r.f
-	ref := f.wf.ref(o.Server)
-	env, text, err := describe(o, ref, r.timeout)
+	p := r.f.printer()
+	env, text, err := describe(o, r.f.wf.ref(o.Server), r.timeout)
 	if !r.many {
 		r.err = err
-		switch {
-		case f.Global.JSON && env != nil:
-			_ = writeJSON(f.IO.Out, env)
-		case !f.Global.JSON:
-			_, _ = f.IO.Out.Write(text)
+		if env != nil || !p.JSON() {
+			_ = p.Print(env, writeText(text))
 		}
 		return
 	}
 	e := taskEnvelope(o, env, err)
 	r.codes = append(r.codes, *e.Code)
-	if r.printer != nil {
-		switch {
-		case o.Unreachable && isUntrustedRecord(err):
-			r.printer.Note(o.TaskID, "skipped: "+err.Error())
-		case o.Unreachable:
-			r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
-		case err != nil && !f.Global.JSON:
-			r.printer.Note(o.TaskID, err.Error())
-		}
-	}
+	r.note(o, err, p.JSON())
 	switch {
-	case f.Global.JSONL:
+	case p.Stream():
 		if e.Type == "status" {
 			e.Type = "result"
 		}
-		_ = writeJSON(f.IO.Out, e) // each outcome as it comes
-	case f.Global.JSON:
+		_ = p.Print(e, nil) // each outcome as it comes
+	case p.JSON():
 		r.results = append(r.results, e)
 	case len(text) > 0:
-		fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(o.TaskID), termsafe.Line(o.Tool), e.Status)
-		_, _ = f.IO.Out.Write(text)
+		fmt.Fprintf(p.Out, "── task %s (%s): %s\n", termsafe.Line(o.TaskID), termsafe.Line(o.Tool), e.Status)
+		_, _ = p.Out.Write(text)
+	}
+}
+
+// note says on the progress lines why a task of many did not end well.
+func (r *reporter) note(o follow.Outcome, err error, json bool) {
+	switch {
+	case r.printer == nil:
+	case o.Unreachable && isUntrustedRecord(err):
+		r.printer.Note(o.TaskID, "skipped: "+err.Error())
+	case o.Unreachable:
+		r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
+	case err != nil && !json:
+		r.printer.Note(o.TaskID, err.Error())
+	}
+}
+
+// writeText is a Printer's text form that writes b as it is.
+func writeText(b []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
 	}
 }
 
@@ -210,14 +220,13 @@ func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
 func (r *reporter) finish() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := r.f
-	if f.Global.JSON && !f.Global.JSONL {
+	if p := r.f.printer(); p.Mode == output.JSON {
 		results := r.results
 		if results == nil {
 			results = []envelope{}
 		}
 		slices.SortFunc(results, func(a, b envelope) int { return strings.Compare(a.TaskID, b.TaskID) })
-		if err := writeJSON(f.IO.Out, envelope{Type: r.kind, Tasks: results}); err != nil {
+		if err := p.Print(envelope{Type: r.kind, Tasks: results}, nil); err != nil {
 			return err
 		}
 	}
@@ -301,45 +310,6 @@ func countBad(codes []int) int {
 		}
 	}
 	return n
-}
-
-// followHint is the command that picks a task up again. The ledger knows the server; the flags
-// are spelled out anyway so that the hint also works from another machine or ledger.
-func followHint(ref ServerRef, id string) string {
-	return "mcptask result " + id + " " + serverFlags(ref)
-}
-
-// serverFlags renders the flags that reach ref again, secrets left as references.
-func serverFlags(ref ServerRef) string {
-	var parts []string
-	if ref.URL != "" {
-		parts = append(parts, "--server "+shellQuote(redact.URL(ref.URL)))
-	} else {
-		parts = append(parts, "--stdio "+shellQuote(strings.Join(quoteAll(ref.Argv), " ")))
-	}
-	for _, h := range ref.HeaderNames {
-		parts = append(parts, "--header "+shellQuote(h+": …"))
-	}
-	if ref.BearerEnv != "" {
-		parts = append(parts, "--bearer-env "+ref.BearerEnv)
-	}
-	return strings.Join(parts, " ")
-}
-
-func quoteAll(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = shellQuote(a)
-	}
-	return out
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // usageIfAnswer reports an answer that does not fit its question as a usage error (exit 2).
