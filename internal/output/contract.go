@@ -130,3 +130,15 @@ type AuthLogout struct {
 	Credentials any    `json:"credentials"`
 	Type        string `json:"type"` // "auth-logout"
 }
+
+// Error is the object written on stderr on every failure with --json, and with --jsonl also as
+// the last event on stdout. Name is the exit code's name in the exit-code table.
+type Error struct {
+	Code    int             `json:"code"`
+	Name    string          `json:"error"`
+	Message string          `json:"message"`
+	Reason  string          `json:"reason,omitempty"`
+	RPCCode *int64          `json:"rpcCode,omitempty"`
+	RPCData json.RawMessage `json:"rpcData,omitempty"`
+	Type    string          `json:"type"` // "error"
+}
