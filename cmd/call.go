@@ -71,9 +71,6 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
-			if f.Global.JSONL {
-				f.Global.JSON = true
-			}
 			if opts.Timeout < 0 || opts.Interval < 0 || opts.TTL < 0 {
 				return flagErrorf("--timeout, --interval and --ttl must not be negative")
 			}

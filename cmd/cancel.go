@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
@@ -139,7 +140,7 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 		return e, taskErr(id, err)
 	case out.Outcome != nil:
 		return e, opts.verdict(*out.Outcome, e, ref, id)
-	case f.Global.JSON:
+	case f.printer().JSON():
 	case out.Task != nil:
 		// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
 		msg := fmt.Sprintf("task %s is %s", termsafe.Line(out.Task.TaskID), out.Task.Status)
@@ -157,7 +158,7 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 
 // verdict says how a task followed after its cancellation really ended, into e and on stdout.
 func (opts *CancelOptions) verdict(o follow.Outcome, e *envelope, ref ServerRef, id string) error {
-	f := opts.f
+	p := opts.f.printer()
 	switch o.End {
 	case follow.EndCancelled, follow.EndResult:
 	default:
@@ -176,10 +177,11 @@ func (opts *CancelOptions) verdict(o follow.Outcome, e *envelope, ref ServerRef,
 		verdict = "completed anyway: the cancellation came too late; its result: " + followHint(ref, id)
 	default:
 		verdict = "failed anyway: the cancellation came too late; details: " + followHint(ref, id)
-		result = &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed before the cancellation took effect", id), Silent: !f.Global.JSON}
+		result = &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed before the cancellation took effect", id), Silent: !p.JSON()}
 	}
-	if !f.Global.JSON {
-		fmt.Fprintf(f.IO.Out, "task %s %s\n", termsafe.Line(id), verdict)
-	}
+	_ = p.Print(nil, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "task %s %s\n", termsafe.Line(id), verdict)
+		return err
+	})
 	return result
 }

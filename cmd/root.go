@@ -296,7 +296,7 @@ func reportError(f *Factory, code int, err error) {
 	if errors.As(err, &ee) && ee.Silent {
 		return
 	}
-	if f.Global.JSON {
+	if f.printer().JSON() {
 		// JSON is data, kept as it is; only its size is bounded, and credentials are hidden.
 		obj := output.Error{Type: "error", Code: code, Name: exitName(code), Message: termsafe.Cut(f.redactor().Text(err.Error())), Reason: authReason(err)}
 		if na := (*NoAnswerError)(nil); errors.As(err, &na) {

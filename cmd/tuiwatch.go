@@ -19,9 +19,9 @@ import (
 )
 
 // useTUI reports whether the live view is wanted: a person is at the terminal
-// (IOStreams.CanPrompt) and --json is off.
+// (IOStreams.CanPrompt) and --json and --jsonl are off.
 func (f *Factory) useTUI() bool {
-	return f.IO.CanPrompt(f.Getenv) && !f.Global.JSON
+	return f.IO.CanPrompt(f.Getenv) && !f.printer().JSON()
 }
 
 // runLive shows the live view while the engine follows its tasks: the engine's events reach the

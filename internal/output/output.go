@@ -48,9 +48,13 @@ func (p *Printer) JSON() bool { return p.Mode != Text }
 // Stream reports whether events are streamed as they come (--jsonl).
 func (p *Printer) Stream() bool { return p.Mode == JSONL }
 
-// Print writes doc as one JSON document, or, for a person, calls text (nil: nothing).
+// Print writes doc as one JSON document, or, for a person, calls text. A nil doc or text
+// means that form has nothing to show.
 func (p *Printer) Print(doc any, text func(io.Writer) error) error {
 	if p.JSON() {
+		if doc == nil {
+			return nil
+		}
 		return WriteJSON(p.Out, doc)
 	}
 	if text == nil {

@@ -37,10 +37,13 @@ func TestPrinterChoosesTheFormOnce(t *testing.T) {
 			t.Errorf("json=%v jsonl=%v: printed %q, want %q", tc.json, tc.jsonl, b.String(), tc.want)
 		}
 	}
-	// Text with nothing to say for a person prints nothing.
+	// A form with nothing to show prints nothing.
 	var b bytes.Buffer
 	if err := New(&b, false, false).Print(Envelope{Type: "x"}, nil); err != nil || b.Len() != 0 {
 		t.Errorf("text mode without text printed %q (%v)", b.String(), err)
+	}
+	if err := New(&b, true, false).Print(nil, text); err != nil || b.Len() != 0 {
+		t.Errorf("JSON mode without a document printed %q (%v)", b.String(), err)
 	}
 }
 
