@@ -279,9 +279,9 @@ func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref Serve
 	}
 	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
 	_ = p.Print(envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests}, nil)
-	keys := sortedKeys(res.InputRequests)
+	keys := output.SortedKeys(res.InputRequests)
 	return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
-		opts.Tool, describeInputs(res.InputRequests, keys))}
+		opts.Tool, output.DescribeInputs(res.InputRequests, keys))}
 }
 
 // parseArgsJSON reads --args: a JSON object, @file, or @- (stdin).
@@ -363,20 +363,7 @@ func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) er
 	_ = json.Unmarshal(schema, &s)
 	for _, kv := range pairs {
 		k, v := kv[0], kv[1]
-		typ := ""
-		if p, ok := s.Properties[k]; ok {
-			switch t := p.Type.(type) {
-			case string:
-				typ = t
-			case []any: // ["integer","null"]: take the first non-null type
-				for _, x := range t {
-					if xs, _ := x.(string); xs != "" && xs != "null" {
-						typ = xs
-						break
-					}
-				}
-			}
-		}
+		typ := schemaType(s.Properties[k].Type)
 		switch typ {
 		case "string":
 			args[k] = v
@@ -418,10 +405,18 @@ func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) er
 	return nil
 }
 
-func describeInputs(reqs map[string]json.RawMessage, keys []string) string {
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+": "+output.InputSummary(reqs[k]))
+// schemaType is the type a JSON Schema "type" names: the first non-null one of a list
+// (["integer","null"]), "" for none.
+func schemaType(t any) string {
+	switch t := t.(type) {
+	case string:
+		return t
+	case []any:
+		for _, x := range t {
+			if xs, _ := x.(string); xs != "" && xs != "null" {
+				return xs
+			}
+		}
 	}
-	return strings.Join(parts, "; ")
+	return ""
 }

@@ -57,7 +57,7 @@ func describe(o follow.Outcome, ref ServerRef, timeout time.Duration) (*envelope
 		}
 		what := "the server will ask for it"
 		if len(t.InputRequests) > 0 {
-			what = describeInputs(t.InputRequests, sortedKeys(t.InputRequests))
+			what = output.DescribeInputs(t.InputRequests, output.SortedKeys(t.InputRequests))
 		}
 		return env("input_required"), text, &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or watch it on a terminal",
 			id, what, id)}

@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"io"
-	"maps"
-	"slices"
 
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/output"
@@ -42,4 +40,5 @@ type wfGroups struct{ wf *workflow }
 func (g wfGroups) Track(ev follow.Event) { g.wf.track(ev) }
 func (g wfGroups) GroupFor(id string)    { g.wf.groupFor(id) }
 
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+// sortedKeys is output.SortedKeys, for config.go.
+func sortedKeys[V any](m map[string]V) []string { return output.SortedKeys(m) }

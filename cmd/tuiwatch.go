@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/tui"
@@ -180,7 +181,7 @@ func tuiInputs(reqs []follow.Request) []tui.InputRequest {
 // key.
 func requestsOf(reqs map[string]json.RawMessage) []follow.Request {
 	out := make([]follow.Request, 0, len(reqs))
-	for _, k := range sortedKeys(reqs) {
+	for _, k := range output.SortedKeys(reqs) {
 		var r struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`

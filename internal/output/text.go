@@ -111,5 +111,14 @@ func InputSummary(raw json.RawMessage) string {
 	return s
 }
 
+// DescribeInputs is a one-line description of the input requests reqs has under keys.
+func DescribeInputs(reqs map[string]json.RawMessage, keys []string) string {
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+": "+InputSummary(reqs[k]))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // SortedKeys returns the keys of m in order.
 func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
