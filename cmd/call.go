@@ -274,8 +274,8 @@ func (opts *CallOptions) callErr(wctx context.Context, err error) error {
 func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref ServerRef) error {
 	p := opts.f.printer()
 	if res.Kind == rpc.KindComplete {
-		env, text, err := resultOutput(res.Tool, nil, era, ref.String())
-		return cmp.Or(p.Print(env, writeText(text)), err)
+		env, text, code, err := output.Result(res.Tool, nil, era, ref.String())
+		return cmp.Or(p.Print(env, writeText(text)), exitErr(code, err))
 	}
 	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
 	_ = p.Print(envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests}, nil)
