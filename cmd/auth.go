@@ -363,17 +363,18 @@ the revocation as at the token endpoint (--client-id with --client-secret-env or
 				return err
 			}
 			results := []logoutResult{}
+			p := f.printer()
 			for _, e := range entries {
 				res, err := logOut(c.Context(), f, env, st, e, forget)
 				if err != nil {
 					return fmt.Errorf("log out of %s: %w", e.ServerURL, err)
 				}
 				results = append(results, res)
-				if !f.Global.JSON {
+				if !p.JSON() {
 					fmt.Fprintf(f.IO.ErrOut, "Logged out of %s (%s): %s\n", termsafe.Line(e.ServerURL), termsafe.Line(e.Issuer), res.text())
 				}
 			}
-			if p := f.printer(); p.JSON() {
+			if p.JSON() {
 				return p.Print(output.AuthLogout{Type: "auth-logout", Count: len(entries), Credentials: results}, nil)
 			}
 			if len(entries) == 0 {
