@@ -294,6 +294,10 @@ var goldenCases = []struct {
 		url, _ := demotest.Start(g.t, demo.Options{}, true)
 		g.cli("check", "--server", url, "--no-call", "--json")
 	}},
+	{"on-input-fail", func(g *goldenRun) {
+		// Without --json, the questions nobody answered are still JSON on stdout.
+		g.cli("call", "ask", "--server", g.server, "--protocol", "2026-07-28", "--answer", "other={}")
+	}},
 	{"jsonl", func(g *goldenRun) {
 		g.jsonlKeys("call", "sleep", "--arg", "seconds=2", "--server", g.server, "--jsonl")
 		g.jsonlKeys("call", "ask", "--server", g.server, "--protocol", "2026-07-28", "--jsonl", "--answer", "other={}")
