@@ -10,6 +10,7 @@ import (
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -89,8 +90,8 @@ func newCmdAuthLogin(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.Global.JSON {
-				return writeJSON(f.IO.Out, map[string]any{"type": "auth-login", "credential": e})
+			if p := f.printer(); p.JSON() {
+				return p.Print(output.AuthLogin{Type: "auth-login", Credential: e}, nil)
 			}
 			fmt.Fprintf(f.IO.ErrOut, "Logged in to %s\n", ref)
 			printStatus(f, []auth.Status{e})
@@ -155,8 +156,8 @@ server's (and --profile's). Exits 0 when every credential shown is usable or ref
 				f.warnf("%s: %v", u.Server, u.Err)
 			}
 			switch {
-			case f.Global.JSON:
-				if err := writeJSON(f.IO.Out, map[string]any{"type": "auth-status", "credentials": r.Credentials}); err != nil {
+			case f.printer().JSON():
+				if err := f.printer().Print(output.AuthStatus{Type: "auth-status", Credentials: r.Credentials}, nil); err != nil {
 					return err
 				}
 			case len(r.Credentials) == 0:
@@ -203,15 +204,15 @@ the revocation as at the token endpoint (--client-id with --client-secret-env or
 			}
 			results, err := auth.LogOut(c.Context(), env, server, f.Global.Auth.Profile, f.Global.Auth.LogoutOptions(f.Getenv, forget))
 			for _, r := range results {
-				if !f.Global.JSON { // each line says what happened, even when a later one failed
+				if !f.printer().JSON() { // each line says what happened, even when a later one failed
 					fmt.Fprintf(f.IO.ErrOut, "Logged out of %s (%s): %s\n", termsafe.Line(r.Server), termsafe.Line(r.Issuer), logoutText(r))
 				}
 			}
 			switch {
 			case err != nil:
 				return err
-			case f.Global.JSON:
-				return writeJSON(f.IO.Out, map[string]any{"type": "auth-logout", "count": len(results), "credentials": results})
+			case f.printer().JSON():
+				return f.printer().Print(output.AuthLogout{Type: "auth-logout", Count: len(results), Credentials: results}, nil)
 			case len(results) == 0:
 				fmt.Fprintln(f.IO.ErrOut, "no stored credentials to forget")
 			}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/tui"
@@ -69,9 +71,6 @@ EXIT STATUS
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0
-			if f.Global.JSONL {
-				f.Global.JSON = true
-			}
 			if opts.Timeout < 0 || opts.Interval < 0 || opts.TTL < 0 {
 				return flagErrorf("--timeout, --interval and --ttl must not be negative")
 			}
@@ -158,11 +157,8 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
 	opts.save(ctx, c, ref, t)
 	if opts.Detach {
-		if f.Global.JSON {
-			return writeJSON(f.IO.Out, envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})
-		}
-		fmt.Fprintln(f.IO.Out, t.TaskID)
-		return nil
+		return f.printer().Print(envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
+			func(w io.Writer) error { _, err := fmt.Fprintln(w, t.TaskID); return err })
 	}
 	srv.Follow(c, follow.Target{ID: t.TaskID, Tool: opts.Tool, Task: t, Created: true})
 	if in.live {
@@ -177,7 +173,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 type callView struct {
 	e       *follow.Engine
 	rep     *reporter
-	printer *progressPrinter
+	printer *output.Progress
 	feed    *tui.Feed // the live view's, when a person watches
 }
 
@@ -232,7 +228,7 @@ func (opts *CallOptions) typeArgs(wctx context.Context, c *rpc.Client, ref Serve
 // mrtr is the tools/call of call, with its multi-round-trip input (C26-MRTR): the answers
 // given come first; on a terminal, the person answers the rest (the same forms as the live
 // view).
-func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, printer *progressPrinter) follow.Call {
+func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, printer *output.Progress) follow.Call {
 	call := follow.Call{
 		Params: rpc.CallParams{
 			Name: opts.Tool, Arguments: in.args, TTL: opts.TTL,
@@ -276,25 +272,16 @@ func (opts *CallOptions) callErr(wctx context.Context, err error) error {
 // printResult shows a tools/call that started no task: its result, or the input it still
 // asks for before it starts.
 func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref ServerRef) error {
-	f := opts.f
+	p := opts.f.printer()
 	if res.Kind == rpc.KindComplete {
-		env, text, err := resultOutput(res.Tool, nil, era, ref.String())
-		if f.Global.JSON {
-			if werr := writeJSON(f.IO.Out, env); werr != nil {
-				return werr
-			}
-		} else {
-			_, _ = f.IO.Out.Write(text)
-		}
-		return err
+		env, text, code, err := output.Result(res.Tool, nil, era, ref.String())
+		return cmp.Or(p.Print(env, writeText(text)), exitErr(code, err))
 	}
 	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
-	if f.Global.JSON {
-		_ = writeJSON(f.IO.Out, envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests})
-	}
-	keys := sortedKeys(res.InputRequests)
+	_ = p.Print(envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests}, nil)
+	keys := output.SortedKeys(res.InputRequests)
 	return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
-		opts.Tool, describeInputs(res.InputRequests, keys))}
+		opts.Tool, output.DescribeInputs(res.InputRequests, keys))}
 }
 
 // parseArgsJSON reads --args: a JSON object, @file, or @- (stdin).
@@ -376,20 +363,7 @@ func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) er
 	_ = json.Unmarshal(schema, &s)
 	for _, kv := range pairs {
 		k, v := kv[0], kv[1]
-		typ := ""
-		if p, ok := s.Properties[k]; ok {
-			switch t := p.Type.(type) {
-			case string:
-				typ = t
-			case []any: // ["integer","null"]: take the first non-null type
-				for _, x := range t {
-					if xs, _ := x.(string); xs != "" && xs != "null" {
-						typ = xs
-						break
-					}
-				}
-			}
-		}
+		typ := schemaType(s.Properties[k].Type)
 		switch typ {
 		case "string":
 			args[k] = v
@@ -431,10 +405,18 @@ func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) er
 	return nil
 }
 
-func describeInputs(reqs map[string]json.RawMessage, keys []string) string {
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+": "+inputSummary(reqs[k]))
+// schemaType is the type a JSON Schema "type" names: the first non-null one of a list
+// (["integer","null"]), "" for none.
+func schemaType(t any) string {
+	switch t := t.(type) {
+	case string:
+		return t
+	case []any:
+		for _, x := range t {
+			if xs, _ := x.(string); xs != "" && xs != "null" {
+				return xs
+			}
+		}
 	}
-	return strings.Join(parts, "; ")
+	return ""
 }

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
@@ -67,15 +69,13 @@ EXIT STATUS
 }
 
 func runCancel(ctx context.Context, opts *CancelOptions) error {
-	f := opts.f
+	f, p := opts.f, opts.f.printer()
 	// --timeout bounds the whole command: every cancellation and every wait after it.
 	deadline := f.deadline(opts.Timeout)
 	if len(opts.TaskIDs) == 1 {
 		e, err := cancelOne(ctx, deadline, opts, opts.TaskIDs[0])
-		if f.Global.JSON && e != nil {
-			if werr := writeJSON(f.IO.Out, *e); werr != nil {
-				return werr
-			}
+		if e != nil {
+			return cmp.Or(p.Print(*e, nil), err)
 		}
 		return err
 	}
@@ -95,13 +95,11 @@ func runCancel(ctx context.Context, opts *CancelOptions) error {
 		results = append(results, *e)
 		codes = append(codes, code)
 	}
-	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, envelope{Type: "cancel", Tasks: results}); err != nil {
-			return err
-		}
+	if err := p.Print(envelope{Type: "cancel", Tasks: results}, nil); err != nil {
+		return err
 	}
 	if code := worstCode(codes); code != ExitOK {
-		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d cancellation(s) did not end well", countBad(codes), len(codes)), Silent: !f.Global.JSON}
+		return &ExitError{Code: code, Err: fmt.Errorf("%d of %d cancellation(s) did not end well", countBad(codes), len(codes)), Silent: !p.JSON()}
 	}
 	return nil
 }
@@ -142,7 +140,7 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 		return e, taskErr(id, err)
 	case out.Outcome != nil:
 		return e, opts.verdict(*out.Outcome, e, ref, id)
-	case f.Global.JSON:
+	case f.printer().JSON():
 	case out.Task != nil:
 		// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
 		msg := fmt.Sprintf("task %s is %s", termsafe.Line(out.Task.TaskID), out.Task.Status)
@@ -160,7 +158,7 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 
 // verdict says how a task followed after its cancellation really ended, into e and on stdout.
 func (opts *CancelOptions) verdict(o follow.Outcome, e *envelope, ref ServerRef, id string) error {
-	f := opts.f
+	p := opts.f.printer()
 	switch o.End {
 	case follow.EndCancelled, follow.EndResult:
 	default:
@@ -179,10 +177,11 @@ func (opts *CancelOptions) verdict(o follow.Outcome, e *envelope, ref ServerRef,
 		verdict = "completed anyway: the cancellation came too late; its result: " + followHint(ref, id)
 	default:
 		verdict = "failed anyway: the cancellation came too late; details: " + followHint(ref, id)
-		result = &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed before the cancellation took effect", id), Silent: !f.Global.JSON}
+		result = &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed before the cancellation took effect", id), Silent: !p.JSON()}
 	}
-	if !f.Global.JSON {
-		fmt.Fprintf(f.IO.Out, "task %s %s\n", termsafe.Line(id), verdict)
-	}
+	_ = p.Print(nil, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "task %s %s\n", termsafe.Line(id), verdict)
+		return err
+	})
 	return result
 }

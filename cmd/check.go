@@ -2,17 +2,14 @@ package cmd
 
 import (
 	"context"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -108,22 +105,43 @@ EXIT STATUS
 	return c
 }
 
+// writeJUnit writes the --junit report, if one is asked for.
+func (opts *CheckOptions) writeJUnit(server string, rep *check.Report) error {
+	if opts.JUnit == "" {
+		return nil
+	}
+	b, err := output.JUnit(server, rep)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(opts.JUnit, b, 0o644)
+}
+
+// toolSpecs are the tools --tool names, with their --args read.
+func (opts *CheckOptions) toolSpecs() ([]check.ToolSpec, error) {
+	var tools []check.ToolSpec
+	for _, t := range opts.Tools {
+		spec := check.ToolSpec{Name: t.Name}
+		if t.HasArgs {
+			args, err := parseArgsJSON(t.Args, opts.f.IO.In)
+			if err != nil {
+				return nil, err
+			}
+			spec.Args = args
+		}
+		tools = append(tools, spec)
+	}
+	return tools, nil
+}
+
 func runCheck(ctx context.Context, opts *CheckOptions) error {
 	f := opts.f
 	if opts.Budget <= 0 {
 		return flagErrorf("--budget %s: want a positive duration such as 60s or 2m", opts.Budget)
 	}
-	var tools []check.ToolSpec
-	for _, t := range opts.Tools {
-		spec := check.ToolSpec{Name: t.Name}
-		if t.HasArgs {
-			args, err := parseArgsJSON(t.Args, f.IO.In)
-			if err != nil {
-				return err
-			}
-			spec.Args = args
-		}
-		tools = append(tools, spec)
+	tools, err := opts.toolSpecs()
+	if err != nil {
+		return err
 	}
 	ref, hdr, err := f.serverRef()
 	if err != nil {
@@ -160,156 +178,15 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			f.warnf("--tool %s: the server does not list a tool of that name in %s", t.Name, t.Era)
 		}
 	}
-	if opts.JUnit != "" {
-		if err := writeJUnit(opts.JUnit, ref.String(), rep); err != nil {
-			return err
-		}
-	}
-	counts := rep.Counts()
-	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, map[string]any{"type": "check", "server": ref.String(), "results": rep.Results, "tools": rep.Tools,
-			"budget":  map[string]any{"limitMs": rep.Budget.Milliseconds(), "usedMs": rep.Used.Milliseconds(), "cut": rep.Cut},
-			"summary": counts}); err != nil {
-			return err
-		}
-	} else {
-		writeCheckTable(f.IO.Out, rep)
-		fmt.Fprintf(f.IO.ErrOut, "%d passed, %d failed, %d warnings, %d skipped in %s (budget %s)\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip],
-			rep.Used.Round(100*time.Millisecond), rep.Budget)
-		if len(rep.Cut) > 0 {
-			fmt.Fprintf(f.IO.ErrOut, "the %s budget cut: %s; give more with --budget\n", rep.Budget, termsafe.Line(strings.Join(rep.Cut, "; ")))
-		}
-	}
-	if rep.Failed() {
-		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", counts[check.Fail]), Silent: !f.Global.JSON}
-	}
-	return nil
-}
-
-// writeCheckTable prints the verdicts, then what was done with each tool.
-func writeCheckTable(w io.Writer, rep *check.Report) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHECK\tERA\tRESULT\tRULE\tSPEC\tSEEN")
-	for _, r := range rep.Results {
-		seen := r.Seen
-		if len(r.Tools) > 0 && r.Status == check.Pass {
-			seen = "on " + strings.Join(r.Tools, ", ")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Era, r.Status, r.Title, r.Section, termsafe.Line(seen))
-	}
-	tw.Flush()
-	// The words of the spec each failure and warning breaks, where the catalogue has them.
-	first := true
-	for _, r := range rep.Results {
-		if r.Quote == "" {
-			continue
-		}
-		if first {
-			fmt.Fprintln(w)
-			first = false
-		}
-		fmt.Fprintf(w, "%s %s %s: the spec says %q\n", r.ID, r.Era, r.Status, r.Quote)
-	}
-	if len(rep.Tools) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tERA\tCALLED WITH\tSEEN")
-	for _, t := range rep.Tools {
-		with, seen := "-", "not called: "+t.Why
-		if t.Args != nil {
-			with = string(t.Args)
-		}
-		if t.Called {
-			seen = t.Seen
-			if len(t.Answers) > 0 {
-				seen += "; input answered with " + strings.Join(t.Answers, ", ")
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), t.Era, termsafe.Line(termsafe.Cut(with)), termsafe.Line(termsafe.Cut(seen)))
-	}
-	tw.Flush()
-}
-
-// writeJUnit writes the results as JUnit XML: one testsuite per era, a failure element for a
-// failed check and a skipped element for a skipped one; warnings pass with their note. What
-// was done with each tool goes to the suite's system-out.
-func writeJUnit(path, server string, rep *check.Report) error {
-	type failure struct {
-		Message string `xml:"message,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type testcase struct {
-		Name      string   `xml:"name,attr"`
-		Classname string   `xml:"classname,attr"`
-		Failure   *failure `xml:"failure,omitempty"`
-		Skipped   *failure `xml:"skipped,omitempty"`
-		SystemOut string   `xml:"system-out,omitempty"`
-	}
-	type suite struct {
-		Name      string     `xml:"name,attr"`
-		Tests     int        `xml:"tests,attr"`
-		Failures  int        `xml:"failures,attr"`
-		Skipped   int        `xml:"skipped,attr"`
-		Cases     []testcase `xml:"testcase"`
-		SystemOut string     `xml:"system-out,omitempty"`
-	}
-	type suites struct {
-		XMLName xml.Name `xml:"testsuites"`
-		Suites  []suite  `xml:"testsuite"`
-	}
-	var doc suites
-	idx := map[string]int{}
-	at := func(era string) *suite {
-		i, ok := idx[era]
-		if !ok {
-			i = len(doc.Suites)
-			idx[era] = i
-			doc.Suites = append(doc.Suites, suite{Name: "mcptask check " + server + " (MCP " + era + ")"})
-		}
-		return &doc.Suites[i]
-	}
-	for _, r := range rep.Results {
-		s := at(r.Era)
-		tc := testcase{Name: r.ID + " " + r.Title, Classname: r.Section}
-		msg := fmt.Sprintf("%s (%s): %s", r.ID, r.Section, r.Seen)
-		switch r.Status {
-		case check.Fail:
-			text := r.Title + "\n" + msg
-			if r.Quote != "" {
-				text += "\nthe spec says: " + r.Quote
-			}
-			tc.Failure = &failure{Message: msg, Text: text}
-			s.Failures++
-		case check.Skip:
-			tc.Skipped = &failure{Message: r.Seen}
-			s.Skipped++
-		case check.Warn:
-			tc.SystemOut = "warning: " + msg
-		}
-		s.Tests++
-		s.Cases = append(s.Cases, tc)
-	}
-	for _, t := range rep.Tools {
-		s := at(t.Era)
-		line := t.Name + ": "
-		if t.Called {
-			line += "called with " + string(t.Args) + ": " + t.Seen
-			if len(t.Answers) > 0 {
-				line += "; input answered with " + strings.Join(t.Answers, ", ")
-			}
-		} else {
-			line += "not called: " + t.Why
-		}
-		s.SystemOut += line + "\n"
-	}
-	if len(rep.Cut) > 0 && len(doc.Suites) > 0 {
-		doc.Suites[0].SystemOut += "the " + rep.Budget.String() + " budget cut: " + strings.Join(rep.Cut, "; ") + "\n"
-	}
-	b, err := xml.MarshalIndent(doc, "", "  ")
-	if err != nil {
+	if err := opts.writeJUnit(ref.String(), rep); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	p := f.printer()
+	if err := p.CheckReport(f.IO.ErrOut, ref.String(), rep); err != nil {
+		return err
+	}
+	if rep.Failed() {
+		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", rep.Counts()[check.Fail]), Silent: !p.JSON()}
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"io"
 
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
 )
@@ -61,11 +63,8 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if rec != nil {
 		led.Status(toServer(ref).Key(), t)
 	}
-	if f.Global.JSON {
-		return writeJSON(f.IO.Out, envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw})
-	}
-	describeTask(f.IO.Out, t, c.Era(), ref.String(), f.Now())
-	return nil
+	return f.printer().Print(envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
+		func(w io.Writer) error { output.Task(w, t, c.Era(), ref.String(), f.Now()); return nil })
 }
 
 // taskErr maps a failed tasks/* request: -32602 means the server does not know the task.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/taskstatus"
@@ -245,16 +246,14 @@ func runForget(f *Factory, ids []string) error {
 	if err != nil {
 		return err
 	}
-	if f.Global.JSON {
-		forgot := []string{}
-		for _, id := range ids {
-			if !slices.Contains(missing, id) {
-				forgot = append(forgot, id)
-			}
+	forgot := []string{}
+	for _, id := range ids {
+		if !slices.Contains(missing, id) {
+			forgot = append(forgot, id)
 		}
-		if err := writeJSON(f.IO.Out, map[string]any{"type": "forget", "forgotten": forgot, "missing": missing}); err != nil {
-			return err
-		}
+	}
+	if err := f.printer().Print(output.Forget{Type: "forget", Forgotten: forgot, Missing: missing}, nil); err != nil {
+		return err
 	}
 	if len(missing) > 0 {
 		return &ExitError{Code: ExitExpired, Err: fmt.Errorf("not in the ledger (%s): %s", st.Path(), strings.Join(missing, ", "))}
@@ -278,15 +277,14 @@ func NewCmdPrune(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.Global.JSON {
-				ids := make([]string, 0, len(removed))
-				for _, r := range removed {
-					ids = append(ids, r.TaskID)
-				}
-				return writeJSON(f.IO.Out, map[string]any{"type": "prune", "removed": ids})
+			ids := make([]string, 0, len(removed))
+			for _, r := range removed {
+				ids = append(ids, r.TaskID)
 			}
-			fmt.Fprintf(f.IO.ErrOut, "removed %d finished or expired task(s) from %s\n", len(removed), st.Path())
-			return nil
+			return f.printer().Print(output.Prune{Type: "prune", Removed: ids}, func(io.Writer) error {
+				_, err := fmt.Fprintf(f.IO.ErrOut, "removed %d finished or expired task(s) from %s\n", len(removed), st.Path())
+				return err
+			})
 		},
 	}
 }

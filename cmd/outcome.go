@@ -1,106 +1,39 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
-	"github.com/mcptask/mcptask/internal/redact"
-	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/taskstatus"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // An outcome of the follow engine becomes output and an exit code here. The same rules serve
 // call, result, watch and resume, plain and live, so that a script sees one contract.
 
-// describe turns how a task's follow ended into what is shown: the --json envelope (nil when
-// there is none), the text for stdout, and the error that carries the exit code (nil: 0).
+// describe is output.Describe with the exit code on cmd's error types (see exitErr).
 func describe(o follow.Outcome, ref ServerRef, timeout time.Duration) (*envelope, []byte, error) {
-	t := o.Task
-	if t == nil {
-		t = &rpc.Task{TaskID: o.TaskID}
-	}
-	id, hint := o.TaskID, followHint(ref, o.TaskID)
-	env := func(typ string) *envelope {
-		return &envelope{Type: typ, TaskID: id, Status: t.Status, Era: o.Era, Server: o.Server, Task: t.Raw, Input: t.InputRequests}
-	}
-	switch o.End {
-	case follow.EndResult:
-		switch {
-		case o.RPCError != nil:
-			e := env("result")
-			e.Status, e.Error = rpc.StatusFailed, o.RPCError
-			return e, nil, &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed: %w", id, o.RPCError)}
-		case o.Result == nil:
-			return nil, nil, nil // left for 'mcptask result' (cancel --wait)
-		}
-		return resultOutput(o.Result, t, o.Era, o.Server)
-	case follow.EndCancelled:
-		return env("result"), nil, &ExitError{Code: ExitCancelled, Err: fmt.Errorf("task %s was cancelled", id)}
-	case follow.EndInputRequired:
-		var text []byte
-		if len(t.InputRequests) > 0 {
-			// --on-input fail: the outstanding questions (keys, kinds, messages, schemas) as
-			// JSON on stdout, so a script can answer them with 'mcptask update'.
-			text, _ = json.Marshal(map[string]any{"type": "input_required", "taskId": id, "inputRequests": t.InputRequests})
-			text = append(text, '\n')
-		}
-		what := "the server will ask for it"
-		if len(t.InputRequests) > 0 {
-			what = describeInputs(t.InputRequests, sortedKeys(t.InputRequests))
-		}
-		return env("input_required"), text, &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or watch it on a terminal",
-			id, what, id)}
-	case follow.EndExpired:
-		return nil, nil, &ExitError{Code: ExitExpired, Err: fmt.Errorf("task %s is no longer known to %s (expired, or the server lost it): %w", id, ref, o.Err)}
-	case follow.EndStillRunning:
-		return nil, nil, &ExitError{Code: ExitStillRunning, Err: fmt.Errorf("task %s is still %s (--timeout 0 checks once); follow it with: %s", id, t.Status, hint)}
-	case follow.EndTimeout:
-		return nil, nil, &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s: task %s is still %s and keeps running; follow it with: %s", timeout, id, t.Status, hint)}
-	case follow.EndInterrupted:
-		return nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: task %s keeps running; follow it with: %s", id, hint)}
-	case follow.EndDetached:
-		return nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("detached: task %s keeps running", id)}
-	}
-	var ae *follow.AnswerError
-	var unanswered *ExitError
-	switch {
-	case errors.As(o.Err, &ae):
-		return nil, nil, &FlagError{Err: o.Err}
-	case errors.As(o.Err, &unanswered) && unanswered.Code == ExitInputRequired:
-		// --on-input exec: the program gave no usable answer; nothing was sent.
-		return env("input_required"), nil, &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("task %s: %w; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or mend the program and run 'mcptask resume'", id, o.Err, id)}
-	case o.Unreachable:
-		return nil, nil, o.Err
-	}
-	return nil, nil, fmt.Errorf("task %s: %w; it may still be running: %s", id, o.Err, hint)
+	env, text, code, err := output.Describe(o, ref, timeout)
+	return env, text, exitErr(code, err)
 }
 
-// resultOutput is the output of a CallToolResult: the envelope, the text, and exit 3 for
-// isError. t is nil for a plain result (no task).
-func resultOutput(tr *rpc.ToolResult, t *rpc.Task, era rpc.Era, server string) (*envelope, []byte, error) {
-	e := &envelope{Type: "result", Era: era, Server: server, Result: tr.Raw}
-	if t != nil {
-		e.TaskID, e.Status, e.Task = t.TaskID, t.Status, t.Raw
+// exitErr gives err the exit code chosen for it: a usage error for ExitUsage, none (0) leaves
+// the code to err itself.
+func exitErr(code int, err error) error {
+	switch {
+	case err == nil || code == ExitOK:
+		return err
+	case code == ExitUsage:
+		return &FlagError{Err: err}
 	}
-	var b bytes.Buffer
-	printToolResult(&b, tr)
-	if tr.IsError {
-		what := "the tool"
-		if t != nil {
-			what = "task " + t.TaskID
-		}
-		return e, b.Bytes(), &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%s returned an error result (isError)", what)}
-	}
-	return e, b.Bytes(), nil
+	return &ExitError{Code: code, Err: err}
 }
 
 // reporter is the sink that shows each task's outcome as its follow ends: the result on
@@ -113,7 +46,7 @@ type reporter struct {
 	timeout time.Duration
 	many    bool
 	hold    bool
-	printer *progressPrinter
+	printer *output.Progress
 
 	mu      sync.Mutex
 	results []envelope
@@ -140,69 +73,56 @@ func (r *reporter) Event(ev follow.Event) {
 }
 
 func (r *reporter) show(o follow.Outcome) {
-	f := r.f
-	ref := f.wf.ref(o.Server)
-	env, text, err := describe(o, ref, r.timeout)
+	p := r.f.printer()
+	env, text, err := describe(o, r.f.wf.ref(o.Server), r.timeout)
 	if !r.many {
 		r.err = err
-		switch {
-		case f.Global.JSON && env != nil:
-			_ = writeJSON(f.IO.Out, env)
-		case !f.Global.JSON:
-			_, _ = f.IO.Out.Write(text)
+		if env != nil || !p.JSON() {
+			_ = p.Print(env, writeText(text))
 		}
 		return
 	}
 	e := taskEnvelope(o, env, err)
 	r.codes = append(r.codes, *e.Code)
-	if r.printer != nil {
-		switch {
-		case o.Unreachable && isUntrustedRecord(err):
-			r.printer.Note(o.TaskID, "skipped: "+err.Error())
-		case o.Unreachable:
-			r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
-		case err != nil && !f.Global.JSON:
-			r.printer.Note(o.TaskID, err.Error())
-		}
-	}
+	r.note(o, err, p.JSON())
 	switch {
-	case f.Global.JSONL:
+	case p.Stream():
 		if e.Type == "status" {
 			e.Type = "result"
 		}
-		_ = writeJSON(f.IO.Out, e) // each outcome as it comes
-	case f.Global.JSON:
+		_ = p.Print(e, nil) // each outcome as it comes
+	case p.JSON():
 		r.results = append(r.results, e)
 	case len(text) > 0:
-		fmt.Fprintf(f.IO.Out, "── task %s (%s): %s\n", termsafe.Line(o.TaskID), termsafe.Line(o.Tool), e.Status)
-		_, _ = f.IO.Out.Write(text)
+		fmt.Fprintf(p.Out, "── task %s (%s): %s\n", termsafe.Line(o.TaskID), termsafe.Line(o.Tool), e.Status)
+		_, _ = p.Out.Write(text)
 	}
 }
 
-// taskEnvelope is one task's entry in a many-task --json document, a --jsonl result event
-// and an --on-complete command's stdin: describe's envelope (or the task's status when there
-// is none), with the task's exit code and error.
+// note says on the progress lines why a task of many did not end well.
+func (r *reporter) note(o follow.Outcome, err error, json bool) {
+	switch {
+	case r.printer == nil:
+	case o.Unreachable && isUntrustedRecord(err):
+		r.printer.Note(o.TaskID, "skipped: "+err.Error())
+	case o.Unreachable:
+		r.printer.Note(o.TaskID, "cannot reach "+o.Server+": "+err.Error())
+	case err != nil && !json:
+		r.printer.Note(o.TaskID, err.Error())
+	}
+}
+
+// writeText is a Printer's text form that writes b as it is.
+func writeText(b []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}
+}
+
+// taskEnvelope is output.TaskEnvelope with the exit code err gives.
 func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
-	code := exitCode(context.Background(), err)
-	e := envelope{Type: "status", TaskID: o.TaskID, Tool: o.Tool, Era: o.Era, Server: o.Server}
-	if o.Task != nil {
-		e.Status = o.Task.Status
-	}
-	if env != nil {
-		e = *env
-		e.Tool = o.Tool
-	}
-	if o.Unreachable {
-		e.Type = "error"
-	}
-	e.Code = &code
-	if err != nil {
-		e.Message = redact.Text(err.Error())
-		if code == ExitExpired {
-			e.Status = taskstatus.Expired
-		}
-	}
-	return e
+	return output.TaskEnvelope(o, env, exitCode(context.Background(), err), err)
 }
 
 // finish ends a run of many tasks: the --json document, the most severe exit code, and a
@@ -210,14 +130,13 @@ func taskEnvelope(o follow.Outcome, env *envelope, err error) envelope {
 func (r *reporter) finish() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := r.f
-	if f.Global.JSON && !f.Global.JSONL {
+	if p := r.f.printer(); p.Mode == output.JSON {
 		results := r.results
 		if results == nil {
 			results = []envelope{}
 		}
 		slices.SortFunc(results, func(a, b envelope) int { return strings.Compare(a.TaskID, b.TaskID) })
-		if err := writeJSON(f.IO.Out, envelope{Type: r.kind, Tasks: results}); err != nil {
+		if err := p.Print(envelope{Type: r.kind, Tasks: results}, nil); err != nil {
 			return err
 		}
 	}
@@ -272,74 +191,6 @@ func (r *reporter) finishLive(ctx context.Context, ids []string, outs []follow.O
 		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("detached; the tasks keep running and stay in the ledger: mcptask resume")}
 	}
 	return &ExitError{Code: code, Err: fmt.Errorf("%d of %d task(s) did not complete well", countBad(codes), len(codes)), Silent: len(codes) == 1}
-}
-
-// severity orders exit codes for a many-task outcome: the first in this list that occurs wins.
-var severity = []int{ExitInterrupted, ExitTimeout, ExitUsage, ExitFailure, ExitAuth, ExitTaskFailed, ExitCancelled, ExitInputRequired, ExitExpired, ExitStillRunning, ExitOK}
-
-// worstCode returns the most severe of codes.
-func worstCode(codes []int) int {
-	best := len(severity)
-	for _, c := range codes {
-		i := slices.Index(severity, c)
-		if i < 0 {
-			i = slices.Index(severity, ExitFailure)
-		}
-		best = min(best, i)
-	}
-	if best == len(severity) {
-		return ExitOK
-	}
-	return severity[best]
-}
-
-func countBad(codes []int) int {
-	n := 0
-	for _, c := range codes {
-		if c != ExitOK {
-			n++
-		}
-	}
-	return n
-}
-
-// followHint is the command that picks a task up again. The ledger knows the server; the flags
-// are spelled out anyway so that the hint also works from another machine or ledger.
-func followHint(ref ServerRef, id string) string {
-	return "mcptask result " + id + " " + serverFlags(ref)
-}
-
-// serverFlags renders the flags that reach ref again, secrets left as references.
-func serverFlags(ref ServerRef) string {
-	var parts []string
-	if ref.URL != "" {
-		parts = append(parts, "--server "+shellQuote(redact.URL(ref.URL)))
-	} else {
-		parts = append(parts, "--stdio "+shellQuote(strings.Join(quoteAll(ref.Argv), " ")))
-	}
-	for _, h := range ref.HeaderNames {
-		parts = append(parts, "--header "+shellQuote(h+": …"))
-	}
-	if ref.BearerEnv != "" {
-		parts = append(parts, "--bearer-env "+ref.BearerEnv)
-	}
-	return strings.Join(parts, " ")
-}
-
-func quoteAll(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = shellQuote(a)
-	}
-	return out
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // usageIfAnswer reports an answer that does not fit its question as a usage error (exit 2).

@@ -1,153 +1,44 @@
 package cmd
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/mcptask/mcptask/internal/human"
-	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 )
 
-// printToolResult writes a CallToolResult for a human: text content as text, other content
-// summarised on a line of its own, structuredContent as indented JSON when there is no text.
-// Every server string is stripped of terminal escapes.
-func printToolResult(w io.Writer, tr *rpc.ToolResult) {
-	wroteText := false
-	for _, c := range tr.Content {
-		switch c.Type {
-		case "text":
-			s := termsafe.String(c.Text)
-			fmt.Fprint(w, s)
-			if !strings.HasSuffix(s, "\n") {
-				fmt.Fprintln(w)
-			}
-			wroteText = true
-		case "image", "audio":
-			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, termsafe.Line(c.MimeType), len(c.Data)*3/4)
-		case "resource_link":
-			fmt.Fprintf(w, "[resource link %s %s]\n", termsafe.Line(c.URI), termsafe.Line(c.Name))
-		case "resource":
-			var r struct {
-				URI  string `json:"uri"`
-				Text string `json:"text"`
-			}
-			_ = json.Unmarshal(c.Resource, &r)
-			if r.Text != "" {
-				fmt.Fprintln(w, termsafe.String(r.Text))
-				wroteText = true
-			} else {
-				fmt.Fprintf(w, "[resource %s]\n", termsafe.Line(r.URI))
-			}
-		default:
-			fmt.Fprintf(w, "[%s content]\n", termsafe.Line(c.Type))
-		}
-	}
-	if !wroteText && len(tr.StructuredContent) > 0 {
-		var v any
-		if json.Unmarshal(tr.StructuredContent, &v) == nil {
-			b, _ := json.MarshalIndent(v, "", "  ")
-			fmt.Fprintln(w, termsafe.String(string(b)))
-		}
-	}
+// The printing itself lives in internal/output; these are the names the commands use for it.
+
+// envelope is the --json output of the commands that show tasks (output.Envelope).
+type envelope = output.Envelope
+
+var (
+	writeJSON  = output.WriteJSON
+	shellQuote = output.ShellQuote
+	quoteAll   = output.QuoteAll
+	followHint = output.FollowHint
+)
+
+// printer is how this command prints its results: text, --json or --jsonl. It is made on use,
+// from the streams of the moment (the CI setup wraps them once the command is known).
+func (f *Factory) printer() *output.Printer {
+	return output.New(f.IO.Out, f.Global.JSON, f.Global.JSONL)
 }
 
-// envelope is the --json output: the wire objects as the server sent them, in a small,
-// additive-only wrapper (type, taskId, status, era, server).
-type envelope struct {
-	Type   string          `json:"type"`
-	TaskID string          `json:"taskId,omitempty"`
-	Status rpc.TaskStatus  `json:"status,omitempty"`
-	Era    rpc.Era         `json:"era,omitempty"`
-	Server string          `json:"server,omitempty"`
-	Task   json.RawMessage `json:"task,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *rpc.Error      `json:"error,omitempty"`
-	Ack    json.RawMessage `json:"ack,omitempty"`
-	Tools  json.RawMessage `json:"tools,omitempty"`
-	// Input lists outstanding input requests by key (status input_required).
-	Input map[string]json.RawMessage `json:"inputRequests,omitempty"`
-	// Warnings are human notes a script may log.
-	Warnings []string `json:"warnings,omitempty"`
-	// Tool is the tool that created the task (resume, list).
-	Tool string `json:"tool,omitempty"`
-	// Code and Message give one task's exit code and error in a many-task document.
-	Code    *int   `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	// Tasks holds one envelope per task (resume, cancel of several ids).
-	Tasks []envelope `json:"tasks,omitempty"`
-	// Records holds ledger records (list).
-	Records any `json:"records,omitempty"`
-	// Remote holds a server's own tasks/list answer (list --remote).
-	Remote json.RawMessage `json:"remote,omitempty"`
+// newProgressPrinter returns the plain progress sink, with the --jsonl events on stdout.
+func newProgressPrinter(f *Factory) *output.Progress {
+	var events io.Writer
+	if p := f.printer(); p.Stream() {
+		events = p.Out
+	}
+	return output.NewProgress(f.IO.ErrOut, events, f.Now, wfGroups{f.wf}, f.redactor())
 }
 
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode JSON output: %w", err)
-	}
-	_, err = fmt.Fprintln(w, string(b))
-	return err
-}
+// wfGroups lets the progress lines open the CI log group of their task.
+type wfGroups struct{ wf *workflow }
 
-// describeTask writes the human form of one task.
-func describeTask(w io.Writer, t *rpc.Task, era rpc.Era, server string, now time.Time) {
-	fmt.Fprintf(w, "Task:       %s\n", termsafe.Line(t.TaskID))
-	fmt.Fprintf(w, "Status:     %s\n", t.Status)
-	if t.StatusMessage != "" {
-		fmt.Fprintf(w, "Message:    %s\n", termsafe.Line(t.StatusMessage))
-	}
-	if !t.CreatedAt.IsZero() {
-		fmt.Fprintf(w, "Created:    %s (%s ago)\n", t.CreatedAt.Format(time.RFC3339), human.Duration(now.Sub(t.CreatedAt)))
-	}
-	if !t.LastUpdatedAt.IsZero() {
-		fmt.Fprintf(w, "Updated:    %s (%s ago)\n", t.LastUpdatedAt.Format(time.RFC3339), human.Duration(now.Sub(t.LastUpdatedAt)))
-	}
-	switch exp, ok := t.ExpiresAt(); {
-	case t.TTL == nil:
-		fmt.Fprintf(w, "TTL:        unlimited\n")
-	case ok:
-		fmt.Fprintf(w, "TTL:        %s (%s left)\n", human.Duration(*t.TTL), human.Duration(max(exp.Sub(now), 0)))
-	default:
-		fmt.Fprintf(w, "TTL:        %s\n", human.Duration(*t.TTL))
-	}
-	if t.PollInterval > 0 {
-		fmt.Fprintf(w, "Poll every: %s\n", t.PollInterval)
-	}
-	if t.Error != nil {
-		fmt.Fprintf(w, "Error:      %d %s\n", t.Error.Code, termsafe.Line(termsafe.Cut(t.Error.Message)))
-	}
-	for _, k := range sortedKeys(t.InputRequests) {
-		fmt.Fprintf(w, "Needs input: %s %s\n", termsafe.Line(termsafe.Cut(k)), termsafe.Line(termsafe.Cut(inputSummary(t.InputRequests[k]))))
-	}
-	fmt.Fprintf(w, "Server:     %s (MCP %s)\n", termsafe.Line(server), era)
-}
+func (g wfGroups) Track(ev follow.Event) { g.wf.track(ev) }
+func (g wfGroups) GroupFor(id string)    { g.wf.groupFor(id) }
 
-// inputSummary is a one-line description of an input request: its method and message.
-func inputSummary(raw json.RawMessage) string {
-	var r struct {
-		Method string `json:"method"`
-		Params struct {
-			Message string `json:"message"`
-			Mode    string `json:"mode"`
-			URL     string `json:"url"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(raw, &r)
-	s := r.Method
-	if r.Params.Message != "" {
-		s += ": " + r.Params.Message
-	}
-	if r.Params.URL != "" {
-		s += " (" + r.Params.URL + ")"
-	}
-	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+// sortedKeys is output.SortedKeys, for config.go.
+func sortedKeys[V any](m map[string]V) []string { return output.SortedKeys(m) }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/cobra"
@@ -47,9 +48,6 @@ EXIT STATUS
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
-			if f.Global.JSONL {
-				f.Global.JSON = true
-			}
 			if err := opts.WaitFlags.resolve(c); err != nil {
 				return err
 			}
@@ -121,11 +119,10 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	if len(recs) == 0 {
-		if f.Global.JSON {
-			return writeJSON(f.IO.Out, envelope{Type: "resume", Tasks: []envelope{}})
-		}
-		fmt.Fprintf(f.IO.ErrOut, "nothing to resume: no unfinished tasks in %s\n", st.Path())
-		return nil
+		return f.printer().Print(envelope{Type: "resume", Tasks: []envelope{}}, func(io.Writer) error {
+			_, err := fmt.Fprintf(f.IO.ErrOut, "nothing to resume: no unfinished tasks in %s\n", st.Path())
+			return err
+		})
 	}
 	var gs groupSet
 	for _, r := range recs {

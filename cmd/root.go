@@ -5,7 +5,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/connect"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -293,29 +293,23 @@ func reportError(f *Factory, code int, err error) {
 	if errors.As(err, &ee) && ee.Silent {
 		return
 	}
-	if f.Global.JSON {
+	if f.printer().JSON() {
 		// JSON is data, kept as it is; only its size is bounded, and credentials are hidden.
-		obj := map[string]any{"type": "error", "code": code, "error": exitName(code), "message": termsafe.Cut(f.redactor().Text(err.Error()))}
-		defer func() {
-			if f.Global.JSONL {
-				_ = writeJSON(f.IO.Out, obj) // the error event of the stream
-			}
-		}()
-		if r := authReason(err); r != "" {
-			obj["reason"] = r
-		}
+		obj := output.Error{Type: "error", Code: code, Name: exitName(code), Message: termsafe.Cut(f.redactor().Text(err.Error())), Reason: authReason(err)}
 		if na := (*NoAnswerError)(nil); errors.As(err, &na) {
-			obj["reason"] = "no_answer"
+			obj.Reason = "no_answer"
 		}
 		var rerr *rpc.Error
 		if errors.As(err, &rerr) {
-			obj["rpcCode"] = rerr.Code
+			obj.RPCCode = &rerr.Code
 			if len(rerr.Data) > 0 {
-				obj["rpcData"] = json.RawMessage(f.redactor().JSON(rerr.Data))
+				obj.RPCData = f.redactor().JSON(rerr.Data)
 			}
 		}
-		b, _ := json.Marshal(obj)
-		fmt.Fprintln(f.IO.ErrOut, string(b))
+		_ = writeJSON(f.IO.ErrOut, obj)
+		if f.Global.JSONL {
+			_ = writeJSON(f.IO.Out, obj) // the error event of the stream
+		}
 		return
 	}
 	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.errorText(err))

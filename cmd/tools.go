@@ -50,13 +50,13 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	if err != nil {
 		return answerErr(actx, ref, "tools/list", err)
 	}
-	if f.Global.JSON {
+	if p := f.printer(); p.JSON() {
 		raws := make([]json.RawMessage, len(tools))
 		for i, t := range tools {
 			raws[i] = t.Raw
 		}
 		b, _ := json.Marshal(raws)
-		return writeJSON(f.IO.Out, envelope{Type: "tools", Era: c.Era(), Server: ref.String(), Tools: b, Warnings: warnings})
+		return p.Print(envelope{Type: "tools", Era: c.Era(), Server: ref.String(), Tools: b, Warnings: warnings}, nil)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.Line(termsafe.Cut(w)))

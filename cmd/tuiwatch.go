@@ -13,15 +13,16 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/tui"
 )
 
 // useTUI reports whether the live view is wanted: a person is at the terminal
-// (IOStreams.CanPrompt) and --json is off.
+// (IOStreams.CanPrompt) and --json and --jsonl are off.
 func (f *Factory) useTUI() bool {
-	return f.IO.CanPrompt(f.Getenv) && !f.Global.JSON
+	return f.IO.CanPrompt(f.Getenv) && !f.printer().JSON()
 }
 
 // runLive shows the live view while the engine follows its tasks: the engine's events reach the
@@ -180,7 +181,7 @@ func tuiInputs(reqs []follow.Request) []tui.InputRequest {
 // key.
 func requestsOf(reqs map[string]json.RawMessage) []follow.Request {
 	out := make([]follow.Request, 0, len(reqs))
-	for _, k := range sortedKeys(reqs) {
+	for _, k := range output.SortedKeys(reqs) {
 		var r struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
 )
@@ -142,10 +143,8 @@ func updateErr(id string, out follow.Updated, err error) error {
 // learns at once how the task ended; 5 would tell it, wrongly, that the task still waits.
 func (f *Factory) updateEnded(t *rpc.Task, era rpc.Era, ref ServerRef) error {
 	msg := fmt.Sprintf("task %s already ended %s and asks nothing any more; nothing was sent (its outcome: mcptask result %s)", t.TaskID, t.Status, t.TaskID)
-	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, map[string]any{"type": "update", "taskId": t.TaskID, "era": era, "server": ref.String(), "status": t.Status, "answered": []string{}}); err != nil {
-			return err
-		}
+	if err := f.printer().Print(output.Update{Type: "update", TaskID: t.TaskID, Era: era, Server: ref.String(), Status: t.Status, Answered: []string{}}, nil); err != nil {
+		return err
 	}
 	switch t.Status {
 	case rpc.StatusFailed:
@@ -159,8 +158,5 @@ func (f *Factory) updateEnded(t *rpc.Task, era rpc.Era, ref ServerRef) error {
 
 // updateJSON prints the --json document of update: which keys were answered.
 func (f *Factory) updateJSON(id string, era rpc.Era, ref ServerRef, keys []string) error {
-	if !f.Global.JSON {
-		return nil
-	}
-	return writeJSON(f.IO.Out, map[string]any{"type": "update", "taskId": id, "era": era, "server": ref.String(), "answered": keys})
+	return f.printer().Print(output.Update{Type: "update", TaskID: id, Era: era, Server: ref.String(), Answered: keys}, nil)
 }

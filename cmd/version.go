@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -140,14 +141,10 @@ EXIT STATUS
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			bi := readBuildInfo()
-			if f.Global.JSON {
-				return writeJSON(f.IO.Out, struct {
-					Type string `json:"type"`
-					BuildInfo
-				}{"version", bi})
-			}
-			fmt.Fprintln(f.IO.Out, bi.String())
-			return nil
+			return f.printer().Print(struct {
+				Type string `json:"type"`
+				BuildInfo
+			}{"version", bi}, func(w io.Writer) error { _, err := fmt.Fprintln(w, bi.String()); return err })
 		},
 	}
 }

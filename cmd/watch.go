@@ -41,9 +41,6 @@ EXIT STATUS
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.TaskIDs = args
-			if f.Global.JSONL {
-				f.Global.JSON = true
-			}
 			if err := opts.WaitFlags.resolve(c); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package cmd
+package output
 
 import (
 	"cmp"
@@ -16,14 +16,21 @@ import (
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
-// heartbeatEvery keeps CI systems that kill silent steps from killing a long wait.
-const heartbeatEvery = 30 * time.Second
+// HeartbeatEvery keeps CI systems that kill silent steps from killing a long wait.
+const HeartbeatEvery = 30 * time.Second
 
-// progressPrinter is the plain sink of the follow engine: one line on stderr per status or
+// Groups is told of each event and of each task a line is about to be written for, so that a
+// CI system's log groups follow the tasks (nil: no groups).
+type Groups interface {
+	Track(ev follow.Event)
+	GroupFor(taskID string)
+}
+
+// Progress is the plain sink of the follow engine: one line on stderr per status or
 // statusMessage change (RFC 3339 time, task id, status, message), per failed poll, answer and
 // remark, and a heartbeat while nothing changes. No colour, no cursor movement: it is what CI
 // logs see. With --jsonl it also writes the stream's events on stdout.
-type progressPrinter struct {
+type Progress struct {
 	mu sync.Mutex
 	w  io.Writer
 	// events, when set (--jsonl), also receives one JSON event per change.
@@ -31,31 +38,26 @@ type progressPrinter struct {
 	now      func() time.Time
 	last     map[string]string
 	lastLine time.Time
-	// wf opens the CI log group of a task before a line about it.
-	wf *workflow
+	groups   Groups
 	// red redacts each line: it is the job log, and a server may echo a credential into a
 	// status message.
 	red *redact.Redactor
 }
 
-func newProgressPrinter(f *Factory) *progressPrinter {
-	p := &progressPrinter{w: f.IO.ErrOut, now: f.Now, last: map[string]string{}, wf: f.wf, red: f.redactor()}
-	if f.Global.JSONL {
-		p.events = f.IO.Out
-	}
-	return p
+// NewProgress returns the progress sink writing lines on w and, when events is not nil, the
+// --jsonl events on it.
+func NewProgress(w, events io.Writer, now func() time.Time, groups Groups, red *redact.Redactor) *Progress {
+	return &Progress{w: w, events: events, now: now, last: map[string]string{}, groups: groups, red: red}
 }
 
 // Event implements follow.Sink.
-func (p *progressPrinter) Event(ev follow.Event) {
-	p.wf.track(ev)
+func (p *Progress) Event(ev follow.Event) {
+	if p.groups != nil {
+		p.groups.Track(ev)
+	}
 	switch ev.Kind {
 	case follow.KindCreated:
-		if p.events != nil {
-			p.mu.Lock()
-			_ = writeJSON(p.events, envelope{Type: "created", TaskID: ev.TaskID, Status: ev.Task.Status, Era: ev.Era, Server: ev.Server, Tool: ev.Tool, Task: ev.Task.Raw})
-			p.mu.Unlock()
-		}
+		p.emit(Envelope{Type: "created", TaskID: ev.TaskID, Status: ev.Task.Status, Era: ev.Era, Server: ev.Server, Tool: ev.Tool, Task: ev.Task.Raw})
 		p.Note(ev.TaskID, fmt.Sprintf("task created for tool %s (MCP %s)", ev.Tool, ev.Era))
 	case follow.KindStatus:
 		p.task(ev.Task, ev.Via)
@@ -64,22 +66,32 @@ func (p *progressPrinter) Event(ev follow.Event) {
 	case follow.KindError:
 		if ev.Transient {
 			p.Note(ev.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", ev.Err, human.Duration(ev.RetryIn)))
-			p.event(map[string]any{"type": "error", "taskId": ev.TaskID, "transient": true, "message": ev.Err.Error(),
-				"retryInMs": ev.RetryIn.Milliseconds(), "failures": ev.Failures})
+			p.emit(PollErrorEvent{Type: "error", TaskID: ev.TaskID, Transient: true, Message: ev.Err.Error(),
+				RetryInMs: ev.RetryIn.Milliseconds(), Failures: ev.Failures, Time: p.now().UTC().Format(time.RFC3339Nano)})
 			return
 		}
 		p.Note(ev.TaskID, fmt.Sprintf("%s failed: %v", ev.Op, ev.Err))
+	default:
+		if msg, ok := remark(ev); ok {
+			p.Note(cmp.Or(ev.TaskID, "-"), msg)
+		}
+	}
+}
+
+// remark is the line for an event that only says something (false: no line).
+func remark(ev follow.Event) (string, bool) {
+	switch ev.Kind {
 	case follow.KindAnswered:
-		p.Note(ev.TaskID, "answered "+strings.Join(ev.Keys, ", "))
+		return "answered " + strings.Join(ev.Keys, ", "), true
 	case follow.KindCancelRequested:
-		p.Note(ev.TaskID, "cancellation requested")
+		return "cancellation requested", true
 	case follow.KindPushUp:
 		// EXT §Task Status Notifications: what was acknowledged against what was asked.
 		if ev.Acked < ev.Asked {
-			p.Note("-", fmt.Sprintf("push updates for %d of %d tasks; the others are polled", ev.Acked, ev.Asked))
+			return fmt.Sprintf("push updates for %d of %d tasks; the others are polled", ev.Acked, ev.Asked), true
 		}
 	case follow.KindPushDown:
-		p.Note("-", "push stream dropped; polling until it is back")
+		return "push stream dropped; polling until it is back", true
 	case follow.KindProgress:
 		// C25-PROG: 2025-11-25 progress carries real progress alongside statusMessage.
 		s := "progress " + strconv.FormatFloat(ev.Progress, 'f', -1, 64)
@@ -89,14 +101,15 @@ func (p *progressPrinter) Event(ev follow.Event) {
 		if ev.Message != "" {
 			s += " " + ev.Message
 		}
-		p.Note("-", s)
+		return s, true
 	case follow.KindNote:
-		p.Note(cmp.Or(ev.TaskID, "-"), ev.Message)
+		return ev.Message, true
 	}
+	return "", false
 }
 
 // task prints t if its status or message changed since the last line for that task.
-func (p *progressPrinter) task(t *rpc.Task, via follow.Via) {
+func (p *Progress) task(t *rpc.Task, via follow.Via) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := string(t.Status) + "\x00" + t.StatusMessage
@@ -108,16 +121,12 @@ func (p *progressPrinter) task(t *rpc.Task, via follow.Via) {
 		via = follow.ViaPoll
 	}
 	if p.events != nil {
-		ev := map[string]any{"type": "status", "time": p.now().UTC().Format(time.RFC3339Nano), "taskId": t.TaskID, "status": t.Status, "via": via}
-		if t.StatusMessage != "" {
-			ev["statusMessage"] = t.StatusMessage
-		}
-		_ = writeJSON(p.events, ev)
+		_ = WriteJSON(p.events, StatusEvent{Type: "status", Time: p.now().UTC().Format(time.RFC3339Nano), TaskID: t.TaskID, Status: t.Status, Via: via, StatusMessage: t.StatusMessage})
 		if t.Status == rpc.StatusInputRequired && len(t.InputRequests) > 0 {
-			_ = writeJSON(p.events, map[string]any{"type": "input_required", "taskId": t.TaskID, "inputRequests": t.InputRequests})
+			_ = WriteJSON(p.events, InputRequiredEvent{Type: "input_required", TaskID: t.TaskID, InputRequests: t.InputRequests})
 		}
 	}
-	p.wf.groupFor(t.TaskID)
+	p.group(t.TaskID)
 	line := fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(t.TaskID), t.Status)
 	if t.StatusMessage != "" {
 		line += " " + termsafe.Line(t.StatusMessage)
@@ -128,35 +137,40 @@ func (p *progressPrinter) task(t *rpc.Task, via follow.Via) {
 	p.println(line)
 }
 
-// event writes one --jsonl event (nothing without --jsonl).
-func (p *progressPrinter) event(ev map[string]any) {
+// emit writes one --jsonl event (nothing without --jsonl).
+func (p *Progress) emit(ev any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.events != nil {
-		ev["time"] = p.now().UTC().Format(time.RFC3339Nano)
-		_ = writeJSON(p.events, ev)
+		_ = WriteJSON(p.events, ev)
 	}
 }
 
 // Note prints a free-form line about a task ("-" for none).
-func (p *progressPrinter) Note(id, msg string) {
+func (p *Progress) Note(id, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.wf.groupFor(id)
+	p.group(id)
 	p.println(fmt.Sprintf("%s %s %s", p.now().UTC().Format(time.RFC3339), termsafe.Line(id), termsafe.Line(termsafe.Cut(msg))))
 }
 
-// heartbeat prints a line if nothing was printed for heartbeatEvery.
-func (p *progressPrinter) heartbeat(t *rpc.Task) {
+func (p *Progress) group(id string) {
+	if p.groups != nil {
+		p.groups.GroupFor(id)
+	}
+}
+
+// heartbeat prints a line if nothing was printed for HeartbeatEvery.
+func (p *Progress) heartbeat(t *rpc.Task) {
 	p.mu.Lock()
-	quiet := p.now().Sub(p.lastLine) >= heartbeatEvery
+	quiet := p.now().Sub(p.lastLine) >= HeartbeatEvery
 	p.mu.Unlock()
 	if quiet {
 		p.Note(t.TaskID, fmt.Sprintf("%s (still waiting)", t.Status))
 	}
 }
 
-func (p *progressPrinter) println(line string) {
+func (p *Progress) println(line string) {
 	p.lastLine = p.now()
 	fmt.Fprintln(p.w, p.red.Text(line))
 }

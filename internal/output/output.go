@@ -1,0 +1,74 @@
+// Package output is mcptask's one printer and its JSON contract. A command builds what it has to
+// say, and the Printer, chosen once from --json and --jsonl, decides how it is shown: text for a
+// person, one JSON document (--json) or one event per line (--jsonl). The typed envelope, event
+// and document structs in this package are the JSON contract that the README and docs/guide
+// describe (a test checks the prose against them); fields are only ever added. It exists so
+// that no command writes its own JSON shape or decides by itself which form to print.
+package output
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Mode is how results are printed.
+type Mode int
+
+const (
+	// Text is for a person: results as text, progress lines on stderr.
+	Text Mode = iota
+	// JSON writes one JSON document on stdout (--json).
+	JSON
+	// JSONL streams one JSON event per line on stdout (--jsonl); the end is as with JSON.
+	JSONL
+)
+
+// Printer writes a command's results on Out in the form its Mode asks for.
+type Printer struct {
+	Out  io.Writer
+	Mode Mode
+}
+
+// New returns the printer for the --json and --jsonl flags (--jsonl wins).
+func New(out io.Writer, json, jsonl bool) *Printer {
+	p := &Printer{Out: out}
+	switch {
+	case jsonl:
+		p.Mode = JSONL
+	case json:
+		p.Mode = JSON
+	}
+	return p
+}
+
+// JSON reports whether results are written as JSON (--json or --jsonl).
+func (p *Printer) JSON() bool { return p.Mode != Text }
+
+// Stream reports whether events are streamed as they come (--jsonl).
+func (p *Printer) Stream() bool { return p.Mode == JSONL }
+
+// Print writes doc as one JSON document, or, for a person, calls text. A nil doc or text
+// means that form has nothing to show.
+func (p *Printer) Print(doc any, text func(io.Writer) error) error {
+	if p.JSON() {
+		if doc == nil {
+			return nil
+		}
+		return WriteJSON(p.Out, doc)
+	}
+	if text == nil {
+		return nil
+	}
+	return text(p.Out)
+}
+
+// WriteJSON writes v as one line of JSON.
+func WriteJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode JSON output: %w", err)
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
