@@ -1,8 +1,8 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -113,17 +113,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.Budget <= 0 {
 		return flagErrorf("--budget %s: want a positive duration such as 60s or 2m", opts.Budget)
 	}
-	var tools []check.ToolSpec
-	for _, t := range opts.Tools {
-		spec := check.ToolSpec{Name: t.Name}
-		if t.HasArgs {
-			args, err := parseArgsJSON(t.Args, f.IO.In)
-			if err != nil {
-				return err
-			}
-			spec.Args = args
-		}
-		tools = append(tools, spec)
+	tools, err := checkToolSpecs(opts.Tools, f.IO.In)
+	if err != nil {
+		return err
 	}
 	ref, hdr, err := f.serverRef()
 	if err != nil {
@@ -160,28 +152,61 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			f.warnf("--tool %s: the server does not list a tool of that name in %s", t.Name, t.Era)
 		}
 	}
-	if opts.JUnit != "" {
-		if err := writeJUnit(opts.JUnit, ref.String(), rep); err != nil {
-			return err
-		}
+	if err := writeCheckJUnit(opts.JUnit, ref.String(), rep); err != nil {
+		return err
 	}
-	counts := rep.Counts()
-	if f.Global.JSON {
-		if err := writeJSON(f.IO.Out, map[string]any{"type": "check", "server": ref.String(), "results": rep.Results, "tools": rep.Tools,
-			"budget":  map[string]any{"limitMs": rep.Budget.Milliseconds(), "usedMs": rep.Used.Milliseconds(), "cut": rep.Cut},
-			"summary": counts}); err != nil {
-			return err
-		}
-	} else {
-		writeCheckTable(f.IO.Out, rep)
-		fmt.Fprintf(f.IO.ErrOut, "%d passed, %d failed, %d warnings, %d skipped in %s (budget %s)\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip],
-			rep.Used.Round(100*time.Millisecond), rep.Budget)
-		if len(rep.Cut) > 0 {
-			fmt.Fprintf(f.IO.ErrOut, "the %s budget cut: %s; give more with --budget\n", rep.Budget, termsafe.Line(strings.Join(rep.Cut, "; ")))
-		}
+	if err := printCheck(f, ref.String(), rep); err != nil {
+		return err
 	}
 	if rep.Failed() {
-		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", counts[check.Fail]), Silent: !f.Global.JSON}
+		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", rep.Counts()[check.Fail]), Silent: !f.Global.JSON}
+	}
+	return nil
+}
+
+// writeCheckJUnit writes the report as JUnit XML to path, when --junit gave one.
+func writeCheckJUnit(path, server string, rep *check.Report) error {
+	if path == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := rep.WriteJUnit(&b, server); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// checkToolSpecs turns the --tool and --args flags into the tools to call, reading each
+// --args (a JSON object, @file or @-).
+func checkToolSpecs(flags []checkTool, stdin io.Reader) ([]check.ToolSpec, error) {
+	var tools []check.ToolSpec
+	for _, t := range flags {
+		spec := check.ToolSpec{Name: t.Name}
+		if t.HasArgs {
+			args, err := parseArgsJSON(t.Args, stdin)
+			if err != nil {
+				return nil, err
+			}
+			spec.Args = args
+		}
+		tools = append(tools, spec)
+	}
+	return tools, nil
+}
+
+// printCheck prints the report: the --json envelope, or the table with a summary on stderr.
+func printCheck(f *Factory, server string, rep *check.Report) error {
+	counts := rep.Counts()
+	if f.Global.JSON {
+		return writeJSON(f.IO.Out, map[string]any{"type": "check", "server": server, "results": rep.Results, "tools": rep.Tools,
+			"budget":  map[string]any{"limitMs": rep.Budget.Milliseconds(), "usedMs": rep.Used.Milliseconds(), "cut": rep.Cut},
+			"summary": counts})
+	}
+	writeCheckTable(f.IO.Out, rep)
+	fmt.Fprintf(f.IO.ErrOut, "%d passed, %d failed, %d warnings, %d skipped in %s (budget %s)\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip],
+		rep.Used.Round(100*time.Millisecond), rep.Budget)
+	if len(rep.Cut) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "the %s budget cut: %s; give more with --budget\n", rep.Budget, termsafe.Line(strings.Join(rep.Cut, "; ")))
 	}
 	return nil
 }
@@ -230,86 +255,4 @@ func writeCheckTable(w io.Writer, rep *check.Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), t.Era, termsafe.Line(termsafe.Cut(with)), termsafe.Line(termsafe.Cut(seen)))
 	}
 	tw.Flush()
-}
-
-// writeJUnit writes the results as JUnit XML: one testsuite per era, a failure element for a
-// failed check and a skipped element for a skipped one; warnings pass with their note. What
-// was done with each tool goes to the suite's system-out.
-func writeJUnit(path, server string, rep *check.Report) error {
-	type failure struct {
-		Message string `xml:"message,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type testcase struct {
-		Name      string   `xml:"name,attr"`
-		Classname string   `xml:"classname,attr"`
-		Failure   *failure `xml:"failure,omitempty"`
-		Skipped   *failure `xml:"skipped,omitempty"`
-		SystemOut string   `xml:"system-out,omitempty"`
-	}
-	type suite struct {
-		Name      string     `xml:"name,attr"`
-		Tests     int        `xml:"tests,attr"`
-		Failures  int        `xml:"failures,attr"`
-		Skipped   int        `xml:"skipped,attr"`
-		Cases     []testcase `xml:"testcase"`
-		SystemOut string     `xml:"system-out,omitempty"`
-	}
-	type suites struct {
-		XMLName xml.Name `xml:"testsuites"`
-		Suites  []suite  `xml:"testsuite"`
-	}
-	var doc suites
-	idx := map[string]int{}
-	at := func(era string) *suite {
-		i, ok := idx[era]
-		if !ok {
-			i = len(doc.Suites)
-			idx[era] = i
-			doc.Suites = append(doc.Suites, suite{Name: "mcptask check " + server + " (MCP " + era + ")"})
-		}
-		return &doc.Suites[i]
-	}
-	for _, r := range rep.Results {
-		s := at(r.Era)
-		tc := testcase{Name: r.ID + " " + r.Title, Classname: r.Section}
-		msg := fmt.Sprintf("%s (%s): %s", r.ID, r.Section, r.Seen)
-		switch r.Status {
-		case check.Fail:
-			text := r.Title + "\n" + msg
-			if r.Quote != "" {
-				text += "\nthe spec says: " + r.Quote
-			}
-			tc.Failure = &failure{Message: msg, Text: text}
-			s.Failures++
-		case check.Skip:
-			tc.Skipped = &failure{Message: r.Seen}
-			s.Skipped++
-		case check.Warn:
-			tc.SystemOut = "warning: " + msg
-		}
-		s.Tests++
-		s.Cases = append(s.Cases, tc)
-	}
-	for _, t := range rep.Tools {
-		s := at(t.Era)
-		line := t.Name + ": "
-		if t.Called {
-			line += "called with " + string(t.Args) + ": " + t.Seen
-			if len(t.Answers) > 0 {
-				line += "; input answered with " + strings.Join(t.Answers, ", ")
-			}
-		} else {
-			line += "not called: " + t.Why
-		}
-		s.SystemOut += line + "\n"
-	}
-	if len(rep.Cut) > 0 && len(doc.Suites) > 0 {
-		doc.Suites[0].SystemOut += "the " + rep.Budget.String() + " budget cut: " + strings.Join(rep.Cut, "; ") + "\n"
-	}
-	b, err := xml.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
