@@ -157,48 +157,13 @@ func Run(ctx context.Context, o Options) *Report {
 	if o.Budget <= 0 {
 		o.Budget = DefaultBudget
 	}
-	eras := o.Eras
-	if len(eras) == 0 {
-		eras = []string{rpc.VersionModern, rpc.VersionLegacy}
-	}
 	start := time.Now()
 	deadline := start.Add(o.Budget)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	rep := &Report{Budget: o.Budget}
 	runners := map[string]*runner{}
-	// First learn which eras the server speaks, so that the budget is shared between those
-	// only. The first era's connection is kept; the others are opened again when their turn
-	// comes (a 2025-11-25 session left idle meanwhile might expire).
-	type spoken struct {
-		era string
-		c   *rpc.Client
-		r   *runner
-	}
-	var eraList []spoken
-	connect := func(era string, r *runner) (*rpc.Client, error) {
-		cctx, cancel := context.WithTimeout(ctx, connectTimeout(o.Budget))
-		defer cancel()
-		return o.Connect(cctx, era, r.clientOptions())
-	}
-	for _, era := range eras {
-		r := newRunner(o, era, 0)
-		c, err := connect(era, r)
-		if err != nil {
-			seen := short("the server did not answer in " + era + ": " + err.Error())
-			if ctx.Err() != nil {
-				seen = "cut by the time budget before the server answered"
-				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
-			}
-			rep.Results = append(rep.Results, unspoken(era, seen))
-			continue
-		}
-		if len(eraList) > 0 {
-			c.Close()
-			c = nil
-		}
-		eraList = append(eraList, spoken{era, c, r})
-	}
+	eraList := spokenEras(ctx, o, rep)
 	for i, sp := range eraList {
 		// Each era gets an even share of what is left, so an era that finishes early leaves
 		// its time to the next.
@@ -208,13 +173,8 @@ func Run(ctx context.Context, o Options) *Report {
 		if c == nil {
 			r = newRunner(o, sp.era, share)
 			var err error
-			if c, err = connect(sp.era, r); err != nil {
-				seen := short("the server answered in " + sp.era + " once, then not again: " + err.Error())
-				if ctx.Err() != nil {
-					seen = "cut by the time budget before the server answered again"
-					rep.Cut = append(rep.Cut, sp.era+": everything (the budget ran out before the server answered again)")
-				}
-				rep.Results = append(rep.Results, unspoken(sp.era, seen))
+			if c, err = connectEra(ctx, o, sp.era, r); err != nil {
+				rep.unanswered(ctx, sp.era, "answered in "+sp.era+" once, then not again", "before the server answered again", err)
 				continue
 			}
 		}
@@ -228,6 +188,57 @@ func Run(ctx context.Context, o Options) *Report {
 	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
 	rep.Used = time.Since(start)
 	return rep
+}
+
+// spoken is an era the server answered in, with the connection kept for the first one.
+type spoken struct {
+	era string
+	c   *rpc.Client
+	r   *runner
+}
+
+// spokenEras learns which eras the server speaks, so that the budget is shared between those
+// only. The first era's connection is kept; the others are opened again when their turn comes
+// (a 2025-11-25 session left idle meanwhile might expire). An era the server does not answer
+// in is reported as such.
+func spokenEras(ctx context.Context, o Options, rep *Report) []spoken {
+	eras := o.Eras
+	if len(eras) == 0 {
+		eras = []string{rpc.VersionModern, rpc.VersionLegacy}
+	}
+	var eraList []spoken
+	for _, era := range eras {
+		r := newRunner(o, era, 0)
+		c, err := connectEra(ctx, o, era, r)
+		if err != nil {
+			rep.unanswered(ctx, era, "did not answer in "+era, "before the server answered", err)
+			continue
+		}
+		if len(eraList) > 0 {
+			c.Close()
+			c = nil
+		}
+		eraList = append(eraList, spoken{era, c, r})
+	}
+	return eraList
+}
+
+// connectEra opens a client of one era for r, bounded by connectTimeout.
+func connectEra(ctx context.Context, o Options, era string, r *runner) (*rpc.Client, error) {
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout(o.Budget))
+	defer cancel()
+	return o.Connect(cctx, era, r.clientOptions())
+}
+
+// unanswered reports an era the server did not answer in: what it did not do (after "the
+// server "), or, when the budget ran out, that the budget cut everything before (when).
+func (rep *Report) unanswered(ctx context.Context, era, what, when string, err error) {
+	seen := short("the server " + what + ": " + err.Error())
+	if ctx.Err() != nil {
+		seen = "cut by the time budget " + when
+		rep.Cut = append(rep.Cut, era+": everything (the budget ran out "+when+")")
+	}
+	rep.Results = append(rep.Results, unspoken(era, seen))
 }
 
 // runOn checks one era over c, within share of the budget, and closes c.
