@@ -339,9 +339,20 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 	}
 }
 
-// add records a result; its section comes from the catalogue (one source for the report and
-// docs/guide/check.md).
-func (r *runner) add(id, title string, st Status, seen string, tools ...string) {
+// add records a result under its rule's title; its section comes from the catalogue (one
+// source for the report and docs/guide/check.md).
+func (r *runner) add(id string, st Status, seen string, tools ...string) {
+	r.addTitled(id, ruleTitle(id), st, seen, tools...)
+}
+
+// addAlt records a result that cannot judge the whole rule, under the rule's Alt title.
+func (r *runner) addAlt(id string, st Status, seen string) {
+	r.addTitled(id, ruleAlt(id), st, seen)
+}
+
+// addTitled records a result under the given title: a rule's own, or (the schema rules) one
+// that names the kind of answer.
+func (r *runner) addTitled(id, title string, st Status, seen string, tools ...string) {
 	section := ""
 	if rule, ok := ruleOf(id); ok {
 		section = rule.Section
@@ -356,13 +367,35 @@ func (r *runner) add(id, title string, st Status, seen string, tools ...string) 
 	r.results = append(r.results, res)
 }
 
+// ruleTitle is the title of a rule's results; ruleAlt its Alt title (the title when it has
+// none).
+func ruleTitle(id string) string {
+	rule, _ := ruleOf(id)
+	return rule.Title
+}
+
+func ruleAlt(id string) string {
+	rule, _ := ruleOf(id)
+	return firstNonEmpty(rule.Alt, rule.Title)
+}
+
+// ruleLevel is a rule's catalogue level (Must for an id the catalogue lacks).
+func ruleLevel(id string) Level {
+	rule, _ := ruleOf(id)
+	return rule.Level
+}
+
 // cutShort records that the time budget, not the server, kept a rule from being judged: a
 // skip that the report's cuts list. seen says what was cut ("" when nothing more is known).
-func (r *runner) cutShort(id, title, seen string, tools ...string) {
+func (r *runner) cutShort(id, seen string, tools ...string) {
+	r.cutTitled(id, ruleTitle(id), seen, tools...)
+}
+
+func (r *runner) cutTitled(id, title, seen string, tools ...string) {
 	if seen == "" {
 		seen = errBudget.Error()
 	}
-	r.add(id, title, Skip, seen, tools...)
+	r.addTitled(id, title, Skip, seen, tools...)
 	r.mu.Lock()
 	r.cut = append(r.cut, r.era+" "+id+" "+title)
 	r.mu.Unlock()
@@ -370,27 +403,28 @@ func (r *runner) cutShort(id, title, seen string, tools ...string) {
 
 // verdict adds pass when problem is "", else what breaking the rule at its catalogue level
 // means: fail for a MUST, warn for a SHOULD.
-func (r *runner) verdict(id, title, problem string, tools ...string) {
-	level := Must
-	if rule, ok := ruleOf(id); ok {
-		level = rule.Level
-	}
-	r.verdictAt(level, id, title, problem, tools...)
+func (r *runner) verdict(id, problem string, tools ...string) {
+	r.verdictAt(ruleLevel(id), id, problem, tools...)
 }
 
 // verdictAt is verdict at a level other than the rule's: a part of a rule that the spec states
 // more (or less) strongly than the rest.
-func (r *runner) verdictAt(level Level, id, title, problem string, tools ...string) {
+func (r *runner) verdictAt(level Level, id, problem string, tools ...string) {
+	r.judged(level, id, ruleTitle(id), problem, tools...)
+}
+
+// judged records a verdict under the given title.
+func (r *runner) judged(level Level, id, title, problem string, tools ...string) {
 	switch cut := cutIn(problem); {
 	case problem == "":
-		r.add(id, title, Pass, "", tools...)
+		r.addTitled(id, title, Pass, "", tools...)
 	case cut == cutWhole:
-		r.cutShort(id, title, problem, tools...)
+		r.cutTitled(id, title, problem, tools...)
 	case cut == cutPart:
 		// The budget ended an exchange the verdict needed: not the server's fault.
-		r.cutShort(id, title, errBudget.Error()+" ("+problem+")", tools...)
+		r.cutTitled(id, title, errBudget.Error()+" ("+problem+")", tools...)
 	default:
-		r.add(id, title, level.broken(), problem, tools...)
+		r.addTitled(id, title, level.broken(), problem, tools...)
 	}
 }
 

@@ -187,6 +187,11 @@ func TestEveryResultIsCatalogued(t *testing.T) {
 		if rule.Era != r.Era || r.Section != rule.Section {
 			t.Errorf("%s: era %s section %q, the catalogue says %s %q", r.ID, r.Era, r.Section, rule.Era, rule.Section)
 		}
+		// One title per rule: a schema result names its kind of answer, any other result has
+		// its rule's title (or, for a part of the rule, its Alt).
+		if perKind := strings.Contains(r.ID, ":"); !perKind && r.Title != rule.Title && (rule.Alt == "" || r.Title != rule.Alt) {
+			t.Errorf("%s: title %q, the catalogue says %q", r.ID, r.Title, rule.Title)
+		}
 	}
 	for _, rule := range Rules {
 		if !seen[rule.ID] {
@@ -237,7 +242,7 @@ func TestReadmeListsEveryRule(t *testing.T) {
 	}
 	readme := string(b)
 	for _, rule := range Rules {
-		row := "| `" + rule.ID + "` | " + rule.Era + " | " + rule.Title + " | " + rule.Section + " | " + rule.Needs + " |"
+		row := "| `" + rule.ID + "` | " + rule.Era + " | " + rule.Description() + " | " + rule.Section + " | " + rule.Needs + " |"
 		if !strings.Contains(readme, row) {
 			t.Errorf("docs/guide/check.md lacks the row\n%s", row)
 		}
@@ -315,8 +320,8 @@ func TestJudgementsAreCatalogued(t *testing.T) {
 				continue
 			}
 			rule, ok := ruleOf(j.id)
-			if !ok || rule.Era != era || j.judge == nil || j.title == "" {
-				t.Errorf("%s judgement %q: catalogued %v (era %s), judge set %v, title %q", era, j.id, ok, rule.Era, j.judge != nil, j.title)
+			if !ok || rule.Era != era || j.judge == nil || rule.Title == "" {
+				t.Errorf("%s judgement %q: catalogued %v (era %s), judge set %v, title %q", era, j.id, ok, rule.Era, j.judge != nil, rule.Title)
 			}
 		}
 	}

@@ -145,27 +145,23 @@ func names(cs []*call) []string {
 
 // judgeTasks judges each task with fn (a problem or ""): it fails (or warns, for a SHOULD) on
 // the first problem, and skips with why when there is no task.
-func (r *runner) judgeTasks(id, title string, cs []*call, why string, fn func(c *call) string) {
-	level := Must
-	if rule, ok := ruleOf(id); ok {
-		level = rule.Level
-	}
-	r.judgeTasksAt(level, id, title, cs, why, fn)
+func (r *runner) judgeTasks(id string, cs []*call, why string, fn func(c *call) string) {
+	r.judgeTasksAt(ruleLevel(id), id, cs, why, fn)
 }
 
 // judgeTasksAt is judgeTasks at a level other than the rule's.
-func (r *runner) judgeTasksAt(level Level, id, title string, cs []*call, why string, fn func(c *call) string) {
+func (r *runner) judgeTasksAt(level Level, id string, cs []*call, why string, fn func(c *call) string) {
 	if len(cs) == 0 {
-		r.add(id, title, Skip, why)
+		r.add(id, Skip, why)
 		return
 	}
 	for _, c := range cs {
 		if p := fn(c); p != "" {
-			r.verdictAt(level, id, title, c.tool.name+": "+p, c.tool.name)
+			r.verdictAt(level, id, c.tool.name+": "+p, c.tool.name)
 			return
 		}
 	}
-	r.verdictAt(level, id, title, "", names(cs)...)
+	r.verdictAt(level, id, "", names(cs)...)
 }
 
 // evidence is what an era's judgements start from: the calls that made a task the checker
@@ -184,15 +180,15 @@ func (ev evidence) or(cs []*call, why string) ([]*call, string) {
 	return cs, ev.none
 }
 
-// judgement is one rule judged on the evidence of a run, as one value. A task rule has the
-// title of its result, selects the calls that show what it needs (every task when evidence is
+// judgement is one rule judged on the evidence of a run, as one value. A task rule (its title
+// and level are the catalogue's) selects the calls that show what it needs (every task when evidence is
 // nil) and judges one call (a problem, or ""); its level is the catalogue's. A rule that needs
 // more (a probe, several answers at once, a level of its own) runs as a whole instead.
 type judgement struct {
-	id, title string
-	evidence  func(r *runner, ev evidence) (cs []*call, why string)
-	judge     func(r *runner, c *call) string
-	run       func(ctx context.Context, r *runner, ev evidence)
+	id       string
+	evidence func(r *runner, ev evidence) (cs []*call, why string)
+	judge    func(r *runner, c *call) string
+	run      func(ctx context.Context, r *runner, ev evidence)
 }
 
 // judgeAll judges every rule of an era's table, in order: the one loop of its judgements.
@@ -207,23 +203,22 @@ func (r *runner) judgeAll(ctx context.Context, table []judgement) {
 		if j.evidence != nil {
 			cs, why = j.evidence(r, ev)
 		}
-		r.judgeTasks(j.id, j.title, cs, why, func(c *call) string { return j.judge(r, c) })
+		r.judgeTasks(j.id, cs, why, func(c *call) string { return j.judge(r, c) })
 	}
 }
 
 // probe is a rule judged on one deliberately wrong request the checker sends itself, as one
-// value: its result's title, why it cannot run here (skip, under skipTitle when that differs),
-// the request, the error its answer must be, and any further judgement of that error.
+// value: why it cannot run here (a skip, under the rule's Alt title when it has one), the
+// request, the error its answer must be, and any further judgement of that error.
 type probe struct {
-	id, title string
-	skip      func(r *runner) string
-	skipTitle string
-	method    string
-	params    map[string]any
-	q         req
-	code      int64
-	status    int // the HTTP status the answer must have; 0 for any
-	judge     func(r *runner, m *rpc.Message) string
+	id     string
+	skip   func(r *runner) string
+	method string
+	params map[string]any
+	q      req
+	code   int64
+	status int // the HTTP status the answer must have; 0 for any
+	judge  func(r *runner, m *rpc.Message) string
 }
 
 // probeAll sends every probe of a table, in order, and judges its answer.
@@ -231,7 +226,7 @@ func (r *runner) probeAll(ctx context.Context, probes []probe) {
 	for _, p := range probes {
 		if p.skip != nil {
 			if why := p.skip(r); why != "" {
-				r.add(p.id, firstNonEmpty(p.skipTitle, p.title), Skip, why)
+				r.addAlt(p.id, Skip, why)
 				continue
 			}
 		}
@@ -240,7 +235,7 @@ func (r *runner) probeAll(ctx context.Context, probes []probe) {
 		if problem == "" && p.judge != nil {
 			problem = p.judge(r, m)
 		}
-		r.verdict(p.id, p.title, problem)
+		r.verdict(p.id, problem)
 	}
 }
 
@@ -493,12 +488,10 @@ func (r *runner) judgeSchema() {
 		case "other":
 			title = fmt.Sprintf("other results match the schema's Result (%d seen)", n[k])
 		}
-		r.verdict(prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
+		r.judged(Must, prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
 	}
 	if r.modern && rtN > 0 {
-		r.verdict("B18", "every result carries resultType: complete, or task / input_required on tools/call only",
-			joinMax(dedupeSorted(rtBad), 3))
-
+		r.verdict("B18", joinMax(dedupeSorted(rtBad), 3))
 	}
 }
 

@@ -78,11 +78,10 @@ func (r *runner) openStandalone(ctx context.Context) {
 // with what was seen (a key that is present counts as declared, whatever its type, so that
 // the other rules still run).
 func (r *runner) capsRule(rawCaps json.RawMessage) {
-	const a1 = "tasks capability uses list, cancel and requests.tools.call"
 	caps := obj(rawCaps)
 	raw, ok := caps["tasks"]
 	if !ok || string(raw) == "null" {
-		r.add("A1", a1, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
+		r.add("A1", Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
 		return
 	}
 	var problems []string
@@ -120,7 +119,7 @@ func (r *runner) capsRule(rawCaps json.RawMessage) {
 		problems = append(problems, "tasks.requests.tools.call is not declared, so no tool can run as a task")
 	}
 	sort.Strings(problems)
-	r.verdict("A1", a1, strings.Join(problems, "; "))
+	r.verdict("A1", strings.Join(problems, "; "))
 }
 
 // undeclaredProbe (A1b): C25-TASKS §Capabilities: "Servers and clients that support
@@ -130,9 +129,9 @@ func (r *runner) capsRule(rawCaps json.RawMessage) {
 // metadata if present." So a server without tasks.requests.tools.call is sent one
 // task-augmented call anyway, and must not answer it with a task.
 func (r *runner) undeclaredProbe(ctx context.Context) {
-	const id, title = "A1b", "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task"
+	const id = "A1b"
 	if r.legacyCaps.call {
-		r.add(id, title, Pass, "")
+		r.add(id, Pass, "")
 		return
 	}
 	var pick *toolInfo
@@ -152,10 +151,10 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 	}
 	switch {
 	case r.o.NoCall:
-		r.add(id, title, Skip, "--no-call: no tool was called")
+		r.add(id, Skip, "--no-call: no tool was called")
 		return
 	case pick == nil:
-		r.add(id, title, Skip, "no tool the checker may call answered")
+		r.add(id, Skip, "no tool the checker may call answered")
 		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
@@ -169,12 +168,12 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 			_, _ = r.send(cctx, "tasks/cancel", map[string]any{"taskId": tid}, req{})
 			cancel()
 		}
-		r.verdict(id, title, fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
+		r.verdict(id, fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
 			pick.name, declared(r.c.Capabilities()), quote(m.Result)), pick.name)
 
 		return
 	}
-	r.verdict(id, title, ifNot(err == nil || !errors.Is(err, errBudget), "%s", describeErr(err)), pick.name)
+	r.verdict(id, ifNot(err == nil || !errors.Is(err, errBudget), "%s", describeErr(err)), pick.name)
 }
 
 // declared says in words what capabilities.tasks is.
@@ -189,13 +188,13 @@ func declared(caps json.RawMessage) string {
 // tasks/list: -32602 (Invalid params)". A client cannot make a cursor go stale on purpose, so
 // the probe sends one the server never gave.
 func (r *runner) cursorProbe(ctx context.Context) {
-	const id, title = "A13b", "tasks/list with a cursor the server never gave is -32602"
+	const id = "A13b"
 	if !r.legacyCaps.list {
-		r.add(id, title, Skip, firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
+		r.add(id, Skip, firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
 		return
 	}
 	m, err := r.send(ctx, "tasks/list", map[string]any{"cursor": "mcptask-check-invalid-cursor-5b2e"}, req{})
-	r.verdict(id, title, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)))
+	r.verdict(id, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)))
 }
 
 // judgePayloads judges what tasks/result returned (A9b, A9c).
@@ -203,8 +202,6 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	// A9b: C25-TASKS §Result Retrieval: "When a receiver receives a tasks/result request for a
 	// task in any other non-terminal status (working or input_required), it MUST block the
 	// response until the task reaches a terminal status."
-	const a9b, a9c = "tasks/result sent while a task is working or input_required answers only once the task is terminal",
-		"tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result"
 	var early, ended []*call
 	for _, c := range tasks {
 		t := c.task
@@ -222,7 +219,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	if len(tasks) > 0 {
 		why = "no task's tasks/result, sent while it was still working, was answered"
 	}
-	r.judgeTasks("A9b", a9b, early, why, func(c *call) string {
+	r.judgeTasks("A9b", early, why, func(c *call) string {
 		t := c.task
 		ended := false
 		for _, st := range t.statuses[:t.payloadIdx] {
@@ -241,7 +238,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 	if len(tasks) > 0 {
 		why = "no task that ended completed or failed had its tasks/result answered"
 	}
-	r.judgeTasks("A9c", a9c, ended, why, func(c *call) string {
+	r.judgeTasks("A9c", ended, why, func(c *call) string {
 		t := c.task
 		st := finalStatus(t)
 		switch {
@@ -261,7 +258,7 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 // terminal status tasks/get gave (§Task Status Lifecycle: terminal statuses "MUST NOT
 // transition to any other status").
 func (r *runner) judgeNotes(tasks []*call, none string) {
-	const id, title = "A6b", "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status"
+	const id = "A6b"
 	r.mu.Lock()
 	notes := append([]statusNote(nil), r.notes...)
 	dropped := r.notesDropped
@@ -273,7 +270,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 				none += "; the GET stream: " + r.standalone
 			}
 		}
-		r.add(id, title, Skip, none)
+		r.add(id, Skip, none)
 		return
 	}
 	byID := map[string]*call{}
@@ -322,7 +319,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 	if problem != "" && dropped > 0 {
 		problem += fmt.Sprintf(" (the first %d notifications judged, %d more ignored)", maxNotes, dropped)
 	}
-	r.verdict(id, title, problem, tools...)
+	r.verdict(id, problem, tools...)
 }
 
 // relatedNote says whether a status notification for task id carries related-task meta
@@ -348,11 +345,11 @@ func (r *runner) relatedNote(id string) string {
 // guessing". Without an authorization context there is nothing to bind to, so a guessable id
 // fails; with one, the server may bind its tasks to it, and it is a warning.
 func (r *runner) judgeIDs(tasks []*call, none string) {
-	const id, title = "A36", "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)"
+	const id = "A36"
 	seen := map[string]string{}
 	for _, c := range tasks {
 		if other, dup := seen[c.task.id]; dup {
-			r.verdict(id, title, fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), other, c.tool.name)
+			r.verdict(id, fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), other, c.tool.name)
 			return
 		}
 		seen[c.task.id] = c.tool.name
@@ -361,7 +358,7 @@ func (r *runner) judgeIDs(tasks []*call, none string) {
 	if r.o.Authorized {
 		level = Should
 	}
-	r.judgeTasksAt(level, id, title, tasks, none, func(c *call) string {
+	r.judgeTasksAt(level, id, tasks, none, func(c *call) string {
 		p := entropy(c.task.id)
 		if p != "" && !r.o.Authorized {
 			p += " (no authorization context was sent, so the id is all that protects the task)"
@@ -376,9 +373,9 @@ func (r *runner) judgeIDs(tasks []*call, none string) {
 // metadata if present in favor of the RPC method parameter." One tasks/get names a real task
 // in taskId and an unknown one in related-task metadata.
 func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
-	const id, title = "A7d", "tasks/get names its task by taskId, whatever related-task metadata the request carries"
+	const id = "A7d"
 	if len(tasks) == 0 {
-		r.add(id, title, Skip, none)
+		r.add(id, Skip, none)
 		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -395,7 +392,7 @@ func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
 		}
 	}
 	if c == nil {
-		r.add(id, title, Skip, "no task was still retrievable with tasks/get")
+		r.add(id, Skip, "no task was still retrievable with tasks/get")
 		return
 	}
 	m, err := r.send(pctx, "tasks/get", map[string]any{"taskId": c.task.id,
@@ -409,7 +406,7 @@ func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
 	case str(obj(m.Result)["taskId"]) != c.task.id:
 		problem = fmt.Sprintf("a tasks/get of task %s, with an unknown task in _meta related-task, answered %s", c.task.id, quote(m.Result))
 	}
-	r.verdict(id, title, problem, c.tool.name)
+	r.verdict(id, problem, c.tool.name)
 }
 
 // finalStatus is the first terminal status the server gave for t (with t.mu held): for a task
@@ -439,11 +436,11 @@ func (r *runner) runLegacy(ctx context.Context) {
 
 // unknownTaskProbes are the 2025-11-25 rules on a task id the server never gave (A7, A7b, A7c).
 var unknownTaskProbes = []probe{
-	{id: "A7", title: "an unknown taskId on tasks/get is -32602", skip: needsTasks,
+	{id: "A7", skip: needsTasks,
 		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "A7b", title: "an unknown taskId on tasks/result is -32602", skip: needsTasks,
+	{id: "A7b", skip: needsTasks,
 		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "A7c", title: "an unknown taskId on tasks/cancel is -32602", skip: needsCancel,
+	{id: "A7c", skip: needsCancel,
 		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
 }
 
@@ -459,9 +456,8 @@ func needsCancel(r *runner) string {
 func (r *runner) legacyProbes(ctx context.Context) {
 	r.probeAll(ctx, unknownTaskProbes)
 	r.cursorProbe(ctx)
-	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
 	if !r.o.HTTP {
-		r.add("A16", a16, Skip, "stdio has no headers")
+		r.add("A16", Skip, "stdio has no headers")
 		return
 	}
 	m, err := r.send(ctx, "tools/list", nil, req{hdrVersion: "1999-01-01"})
@@ -475,16 +471,15 @@ func (r *runner) legacyProbes(ctx context.Context) {
 	case err == nil:
 		status = 200
 	}
-	r.verdict("A16", a16, ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)))
+	r.verdict("A16", ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)))
 }
 
 // negotiationProbes: C25-TASKS §Tool-Level Negotiation: a required tool called without task
 // is -32601 (A3); a tool without task support called with task SHOULD be -32601 (A3b).
 func (r *runner) negotiationProbes(ctx context.Context) {
-	const a3, a3b = "a tool with taskSupport required, called without task, is refused with -32601", "a tool without task support, called with task, is refused with -32601 (SHOULD)"
 	if !r.legacyCaps.call {
-		r.add("A3", a3, Skip, r.noTasks())
-		r.add("A3b", a3b, Skip, r.noTasks())
+		r.add("A3", Skip, r.noTasks())
+		r.add("A3b", Skip, r.noTasks())
 		return
 	}
 	var required, forbidden *toolInfo
@@ -505,26 +500,26 @@ func (r *runner) negotiationProbes(ctx context.Context) {
 		}
 	}
 	if required == nil {
-		r.add("A3", a3, Skip, "no tool the checker may call has taskSupport required")
+		r.add("A3", Skip, "no tool the checker may call has taskSupport required")
 	} else {
 		m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
 		p := r.wantError(m, err, rpc.CodeMethodNotFound, 0)
 		if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
 			p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
 		}
-		r.verdict("A3", a3, p, required.name)
+		r.verdict("A3", p, required.name)
 	}
 	if forbidden == nil {
-		r.add("A3b", a3b, Skip, "no tool the checker may call lacks task support and answers quickly")
+		r.add("A3b", Skip, "no tool the checker may call lacks task support and answers quickly")
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
 		m, err := r.send(pctx, "tools/call", map[string]any{"name": forbidden.name, "arguments": forbidden.args, "task": map[string]any{}}, req{})
 		cancel()
 		if m != nil && m.Result != nil && obj(m.Result)["task"] != nil {
 			// Making a task breaks the client-side MUST NOT the server should have refused.
-			r.verdictAt(Must, "A3b", a3b, forbidden.name+": a task-augmented call to a tool without task support made a task", forbidden.name)
+			r.verdictAt(Must, "A3b", forbidden.name+": a task-augmented call to a tool without task support made a task", forbidden.name)
 		} else {
-			r.verdict("A3b", a3b, ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name)
+			r.verdict("A3b", ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name)
 		}
 	}
 }
@@ -536,19 +531,19 @@ func (r *runner) judgeLegacy(ctx context.Context) { r.judgeAll(ctx, legacyJudgem
 var legacyJudgements = []judgement{
 	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
 	// answer with a CreateTaskResult.
-	{id: "A2", title: "a task-augmented call returns a CreateTaskResult {task:{…}}", evidence: augmented, judge: nested},
-	{id: "A4", title: "the first status of a task is working", judge: firstWorking},
-	{id: "A5", title: "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", judge: taskFields},
+	{id: "A2", evidence: augmented, judge: nested},
+	{id: "A4", judge: firstWorking},
+	{id: "A5", judge: taskFields},
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIDs(ev.tasks, ev.none) }},
-	{id: "A6", title: "status transitions follow the graph; a terminal status never changes", judge: seenStatuses},
-	{id: "A38", title: "a task stays retrievable until its ttl has passed (may delete after)", evidence: polledTwice, judge: kept},
-	{id: "A12", title: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", judge: unrelated},
+	{id: "A6", judge: seenStatuses},
+	{id: "A38", evidence: polledTwice, judge: kept},
+	{id: "A12", judge: unrelated},
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgePayloads(ev.tasks, ev.none) }},
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNotes(ev.tasks, ev.none) }},
 	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
-	{id: "A9", title: "tasks/result returns the result with related-task meta", evidence: paid, judge: relatedPayload},
+	{id: "A9", evidence: paid, judge: relatedPayload},
 	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
-	{id: "A10", title: "a tool result with isError makes the task failed", evidence: paidToolErrors, judge: failedOnToolError},
+	{id: "A10", evidence: paidToolErrors, judge: failedOnToolError},
 	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeRequests(ev) }},
 	{run: func(ctx context.Context, r *runner, ev evidence) { r.metaProbe(ctx, ev.tasks, ev.none) }},
@@ -669,7 +664,6 @@ func (r *runner) judgeRequests(ev evidence) {
 			asked = append(asked, c)
 		}
 	}
-	const a11 = "requests sent for a task in input_required carry related-task meta"
 	var forTask []serverRequest
 	for _, sr := range r.requests {
 		if sr.forTask {
@@ -684,11 +678,11 @@ func (r *runner) judgeRequests(ev evidence) {
 				bad = append(bad, sr.method+" for task "+sr.taskID+" carried no _meta related-task")
 			}
 		}
-		r.verdict("A11", a11, joinMax(bad, 2), names(asked)...)
+		r.verdict("A11", joinMax(bad, 2), names(asked)...)
 	case len(asked) > 0:
-		r.add("A11", a11, Skip, "tasks went input_required, but the server sent no request for them")
+		r.add("A11", Skip, "tasks went input_required, but the server sent no request for them")
 	default:
-		r.add("A11", a11, Skip, firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task asked for input (input_required)"), ev.none))
+		r.add("A11", Skip, firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task asked for input (input_required)"), ev.none))
 	}
 }
 
@@ -700,7 +694,7 @@ func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
 	if len(cs) == 0 && len(r.taskCalls()) > 0 && none == r.noTasks() {
 		none = "no tool's task was still working when it could be cancelled"
 	}
-	r.judgeTasks("A8", "tasks/cancel answers the task as cancelled, and it stays cancelled", cs, none, func(c *call) string {
+	r.judgeTasks("A8", cs, none, func(c *call) string {
 		t := c.task
 		switch {
 		case t.cancelErr != nil:
@@ -721,30 +715,29 @@ func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
 		return ""
 	})
 
-	const a8b = "tasks/cancel of a finished task is refused with -32602"
 	if !r.legacyCaps.cancel {
-		r.add("A8b", a8b, Skip, firstNonEmpty(none, r.noTasks()))
+		r.add("A8b", Skip, firstNonEmpty(none, r.noTasks()))
 		return
 	}
 	f := r.finished()
 	if f == nil {
-		r.add("A8b", a8b, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
+		r.add("A8b", Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
 		return
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
-	r.verdict("A8b", a8b, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name)
+	r.verdict("A8b", ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name)
 }
 
 // judgeList: C25-TASKS §Task Listing: every task tasks/get can retrieve appears in tasks/list.
 func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
-	const id, title = "A13", "tasks/list shows every task tasks/get can retrieve"
+	const id = "A13"
 	if r.legacyCaps.tasks && !r.legacyCaps.list {
-		r.add(id, title, Skip, "tasks.list is not declared")
+		r.add(id, Skip, "tasks.list is not declared")
 		return
 	}
 	if len(tasks) == 0 {
-		r.add(id, title, Skip, none)
+		r.add(id, Skip, none)
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -758,7 +751,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 		}
 		m, err := r.send(lctx, "tasks/list", params, req{})
 		if err != nil || m.Error != nil {
-			r.verdict(id, title, "tasks/list got "+describe(m, err))
+			r.verdict(id, "tasks/list got "+describe(m, err))
 			return
 		}
 		var lr struct {
@@ -791,7 +784,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 			missing = append(missing, fmt.Sprintf("%s (task %s, %s)", c.tool.name, c.task.id, str(obj(g.Result)["status"])))
 		}
 	}
-	r.verdict(id, title, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), names(judged)...)
+	r.verdict(id, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), names(judged)...)
 }
 
 func legacyFields(inner json.RawMessage) string {

@@ -33,7 +33,7 @@ func (r *runner) runModern(ctx context.Context) {
 func (r *runner) discovery(ctx context.Context) {
 	d, err := r.send(ctx, "server/discover", nil, req{})
 	if err != nil || d.Error != nil {
-		r.verdict("B17", "server/discover answers", describe(d, err))
+		r.judged(ruleLevel("B17"), "B17", ruleAlt("B17"), describe(d, err))
 		return
 	}
 	r.discover = d.Result
@@ -54,29 +54,28 @@ func (r *runner) discovery(ctx context.Context) {
 	case !contains(disc.SupportedVersions, rpc.VersionModern):
 		problem = fmt.Sprintf("supportedVersions %v lacks %s", disc.SupportedVersions, rpc.VersionModern)
 	}
-	r.verdict("B17", "server/discover returns resultType complete and supportedVersions", problem)
-	r.verdict("B17c", "server/discover carries _meta serverInfo (SHOULD)", ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)))
-	r.verdict("B17d", "server/discover carries the cache hints ttlMs and cacheScope", cacheHints(d.Result))
+	r.verdict("B17", problem)
+	r.verdict("B17c", ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)))
+	r.verdict("B17d", cacheHints(d.Result))
 
 	ext, ok := disc.Capabilities.Extensions[rpc.TasksExtension]
 	legacyTasks := len(disc.Capabilities.Tasks) > 0 && string(disc.Capabilities.Tasks) != "null"
-	const extTitle = "tasks extension declared in capabilities.extensions with {}"
 	switch {
 	case ok:
 		r.extension = true
-		r.verdict("B17b", extTitle, ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
-		r.verdict("B31a", "no 2025-11-25 tasks capability under 2026-07-28", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)))
+		r.verdict("B17b", ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
+		r.verdict("B31a", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)))
 	case legacyTasks:
 		// Half-modern: it lists 2026-07-28 but offers tasks only the 2025-11-25 way. A
 		// 2026-07-28 client gets no task from it (and a task-only tool fails); tasks work only
 		// after initialize. Not a broken rule of 2026-07-28 (extensions are optional), but
 		// almost certainly not what the author meant.
-		r.add("B17b", extTitle, Warn,
+		r.add("B17b", Warn,
 			fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
 				rpc.VersionModern, quote(disc.Capabilities.Tasks), rpc.TasksExtension))
 
 	default:
-		r.add("B17b", extTitle, Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
+		r.add("B17b", Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
 	}
 }
 
@@ -112,23 +111,23 @@ const badVersion = "1999-01-01"
 // tool, in the order they are sent.
 var modernProbes = []probe{
 	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
-	{id: "B19", title: "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
+	{id: "B19",
 		method: "server/discover", q: req{noCaps: true}, code: rpc.CodeInvalidParams, status: http.StatusBadRequest},
 	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
-	{id: "B20", title: "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)",
+	{id: "B20",
 		method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion}, code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest,
 		judge: unsupportedData},
 	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
-	{id: "B21b", title: "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020",
-		skip: needsHeaders, skipTitle: "an MCP-Protocol-Version header that differs from _meta is refused",
+	{id: "B21b",
+		skip:   needsHeaders,
 		method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern}, code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest},
 	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
 	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
-	{id: "B21c", title: "ping, removed in 2026-07-28, is answered 404 and -32601",
+	{id: "B21c",
 		method: "ping", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-	{id: "B31", title: "tasks/result, removed in 2026-07-28, is answered 404 and -32601",
+	{id: "B31",
 		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-	{id: "B31b", title: "tasks/list, removed in 2026-07-28, is answered 404 and -32601",
+	{id: "B31b",
 		method: "tasks/list", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
 }
 
@@ -155,7 +154,6 @@ func unsupportedData(_ *runner, m *rpc.Message) string {
 // server without them has no such methods: C26-HTTP answers them 404 and -32601). What was
 // not judged, and why, is said with the verdict.
 func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolErr error) {
-	const title = "every list result carries the cache hints ttlMs and cacheScope: tools/list, and prompts/list, resources/list and resources/templates/list when declared"
 	var bad []string
 	judge := func(method string, pages []*rpc.Message, err error) {
 		if len(pages) == 0 {
@@ -202,10 +200,10 @@ func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolEr
 	}
 	problem := strings.Join(bad, "; ")
 	if problem == "" && len(notJudged) > 0 {
-		r.add("B17e", title, Pass, "not judged: "+strings.Join(notJudged, "; "))
+		r.add("B17e", Pass, "not judged: "+strings.Join(notJudged, "; "))
 		return
 	}
-	r.verdict("B17e", title, problem)
+	r.verdict("B17e", problem)
 }
 
 // listPages fetches every page of a list method (at most 20, following nextCursor).
@@ -238,9 +236,9 @@ func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, 
 
 // unknownTaskProbesModern are the 2026-07-28 rules on a task id the server never gave.
 var unknownTaskProbesModern = []probe{
-	{id: "B29", title: "an unknown taskId on tasks/get is -32602",
+	{id: "B29",
 		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "B28b", title: "tasks/cancel of an unknown task is -32602 (SHOULD)",
+	{id: "B28b",
 		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
 }
 
@@ -248,14 +246,10 @@ var unknownTaskProbesModern = []probe{
 // the extension. They use a real task id where the catalogue made one.
 func (r *runner) taskProbes(ctx context.Context) {
 	if !r.extension {
-		for _, p := range [][2]string{
-			{"B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020"},
-			{"B29", "an unknown taskId on tasks/get is -32602"},
-			{"B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)"},
-			{"B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021"},
-		} {
-			r.add(p[0], p[1], Skip, r.noTasks())
+		for _, id := range []string{"B21", "B29", "B28b"} {
+			r.add(id, Skip, r.noTasks())
 		}
+		r.addAlt("B30", Skip, r.noTasks())
 		return
 	}
 	id := unknownID
@@ -267,11 +261,11 @@ func (r *runner) taskProbes(ctx context.Context) {
 	}
 	if r.o.HTTP {
 		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
-		r.verdict("B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020",
+		r.verdict("B21",
 			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
 
 	} else {
-		r.add("B21", "a mismatched Mcp-Name on tasks/get is refused", Skip, "stdio has no headers")
+		r.addAlt("B21", Skip, "stdio has no headers")
 	}
 	r.probeAll(ctx, unknownTaskProbesModern)
 
@@ -290,7 +284,7 @@ func (r *runner) taskProbes(ctx context.Context) {
 			bad = append(bad, method+": "+p)
 		}
 	}
-	r.verdict("B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", strings.Join(bad, "; "))
+	r.verdict("B30", strings.Join(bad, "; "))
 }
 
 func (r *runner) judgeModern(ctx context.Context) { r.judgeAll(ctx, modernJudgements) }
@@ -299,16 +293,16 @@ func (r *runner) judgeModern(ctx context.Context) { r.judgeAll(ctx, modernJudgem
 // are judged.
 var modernJudgements = []judgement{
 	// B24: EXT-SCHEMA CreateTaskResult.
-	{id: "B24", title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
+	{id: "B24",
 		evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
-	{id: "B36", title: "task ids look unguessable", judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
+	{id: "B36", judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
 	// B25: EXT §Task Creation: task creation is strongly consistent.
-	{id: "B25", title: "tasks/get right after creation succeeds", judge: consistent},
+	{id: "B25", judge: consistent},
 	// B26: EXT §Task Polling → Response.
-	{id: "B26", title: "tasks/get carries the variant's field: inputRequests, result or error", judge: variants},
-	{id: "B33", title: "status transitions follow the graph; a terminal status never changes", judge: seenStatuses},
-	{id: "B33b", title: "a finished task polled again keeps its status and its result", evidence: polledFinished, judge: stable},
-	{id: "B38", title: "a task stays retrievable until its ttlMs has passed (may discard after)", evidence: polledTwice, judge: kept},
+	{id: "B26", judge: variants},
+	{id: "B33", judge: seenStatuses},
+	{id: "B33b", evidence: polledFinished, judge: stable},
+	{id: "B38", evidence: polledTwice, judge: kept},
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIsErrorModern(ev.tasks, ev.none) }},
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeInputModern(ev.tasks, ev.none) }},
 	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNoExt(ev.none) }},
@@ -414,7 +408,7 @@ func getVariant(raw json.RawMessage) string {
 // with that result; failed is only for JSON-RPC errors. A tool error is recognised in the
 // task's own result, or in the result the same call gave without a task.
 func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
-	const id, title = "B27", "a tool result with isError ends completed with that result, not failed"
+	const id = "B27"
 	var ev []*call
 	for _, c := range tasks {
 		if c.shows(true) != nil && contains(c.shows(true), "tool-error") {
@@ -428,7 +422,7 @@ func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
 	if len(ev) == 0 && len(tasks) > 0 {
 		none = "no tool produced a tool error (a result with isError)"
 	}
-	r.judgeTasks(id, title, ev, none, func(c *call) string {
+	r.judgeTasks(id, ev, none, func(c *call) string {
 		switch st := c.task.terminal(); st {
 		case "completed":
 			if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
@@ -458,7 +452,7 @@ func (r *runner) judgeInputModern(tasks []*call, none string) {
 	if len(asked) == 0 && len(tasks) > 0 {
 		none = "no tool's task asked for input (input_required)"
 	}
-	r.judgeTasks("B28d", "tasks/update returns an empty ack with resultType complete", asked, none, func(c *call) string {
+	r.judgeTasks("B28d", asked, none, func(c *call) string {
 		for i, m := range c.task.updates {
 			if err := c.task.updateErr[i]; err != nil || m.Error != nil {
 				return "tasks/update got " + describe(m, err)
@@ -470,7 +464,7 @@ func (r *runner) judgeInputModern(tasks []*call, none string) {
 		return ""
 	})
 
-	r.judgeTasks("B32", "inputRequests keys keep their request, and ask only for what the client declared", asked, none, func(c *call) string {
+	r.judgeTasks("B32", asked, none, func(c *call) string {
 		if c.task.keyReuse != "" {
 			return c.task.keyReuse
 		}
@@ -516,7 +510,7 @@ func (r *runner) judgeNoExt(none string) {
 			plain = append(plain, t.plainCall)
 		}
 	}
-	r.judgeTasks("B22", "tools/call without the extension declared never returns a task", plain, none, func(c *call) string {
+	r.judgeTasks("B22", plain, none, func(c *call) string {
 		if c.task != nil {
 			return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
 		}
@@ -545,7 +539,7 @@ func (r *runner) judgeNoExt(none string) {
 	if len(refused) == 0 && len(plain) > 0 {
 		none = "every task tool also ran without the extension declared, so no refusal could be seen"
 	}
-	r.judgeTasks("B22b", "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)", refused, none, func(c *call) string {
+	r.judgeTasks("B22b", refused, none, func(c *call) string {
 		m := &rpc.Message{Error: c.rpcErr}
 		if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
 			return p
@@ -569,7 +563,7 @@ func (r *runner) judgeCancelModern(ctx context.Context, none string) {
 	if len(cs) == 0 && len(r.taskCalls()) > 0 {
 		none = "no tool's task was still working when it could be cancelled"
 	}
-	r.judgeTasks("B28", "tasks/cancel returns an empty ack with resultType complete", cs, none, func(c *call) string {
+	r.judgeTasks("B28", cs, none, func(c *call) string {
 		if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
 			return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
 		}
@@ -578,23 +572,23 @@ func (r *runner) judgeCancelModern(ctx context.Context, none string) {
 
 	// B28c: EXT has no rule for cancelling a finished task: an ack or an error are both
 	// allowed; other clients expect the ack, so an error is a warning.
-	const id, title = "B28c", "tasks/cancel of a finished task is acknowledged (an error is allowed)"
+	const id = "B28c"
 	f := r.finished()
 	if f == nil {
-		r.add(id, title, Skip, firstNonEmpty(none, "no task finished"))
+		r.add(id, Skip, firstNonEmpty(none, "no task finished"))
 		return
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
-		r.cutShort(id, title, err.Error())
+		r.cutShort(id, err.Error())
 	case err != nil:
-		r.verdict(id, title, err.Error(), f.tool.name)
+		r.verdict(id, err.Error(), f.tool.name)
 	case m.Error != nil:
-		r.add(id, title, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
+		r.add(id, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
 	default:
-		r.verdict(id, title, ack(m.Result), f.tool.name)
+		r.verdict(id, ack(m.Result), f.tool.name)
 	}
 }
 
@@ -609,7 +603,7 @@ func (r *runner) cancelFinished(ctx context.Context, c *call) (*rpc.Message, err
 // the stream: the acknowledgement comes first and lists the task, and notifications/tasks
 // carry full DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
 func (r *runner) listenRule(ctx context.Context) {
-	const id, title = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end"
+	const id = "B34"
 	var pick *call
 	for _, c := range r.taskCalls() {
 		if c.task.terminal() == "completed" && !c.task.asked && (pick == nil || c.dur < pick.dur) {
@@ -617,16 +611,16 @@ func (r *runner) listenRule(ctx context.Context) {
 		}
 	}
 	if pick == nil {
-		r.add(id, title, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
+		r.add(id, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
 		return
 	}
 	if !r.budgetLeft(ctx) {
-		r.cutShort(id, title, "")
+		r.cutShort(id, "")
 		return
 	}
 	nc := r.callTool(ctx, pick.tool, pick.args, false)
 	if nc.task == nil {
-		r.add(id, title, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
+		r.add(id, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, r.longAfter(nc.task.poll)+2*pick.dur)
@@ -660,7 +654,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	})
 	var rerr *rpc.Error
 	if errors.As(err, &rerr) && rerr.Code == rpc.CodeMethodNotFound {
-		r.add(id, title, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
+		r.add(id, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
 		return
 	}
 	mu.Lock()
@@ -668,7 +662,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	switch {
 	case problem != "":
 	case ctx.Err() != nil && !done:
-		r.cutShort(id, title, "")
+		r.cutShort(id, "")
 		return
 	case !acked:
 		problem = fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
@@ -677,7 +671,7 @@ func (r *runner) listenRule(ctx context.Context) {
 	case !done:
 		problem = "the stream never pushed the task's terminal status"
 	}
-	r.verdict(id, title, problem, pick.tool.name)
+	r.verdict(id, problem, pick.tool.name)
 }
 
 func errOrNothing(err error) string {
