@@ -293,11 +293,11 @@ type runner struct {
 	plainCalls map[string]int // tool -> plain tools/call in flight
 
 	// discovery
-	discover   json.RawMessage
-	extension  bool // 2026-07-28: the server declares the tasks extension
-	legacyCaps struct {
-		tasks, list, cancel, call bool
-	}
+	disc      discovered
+	extension bool // 2026-07-28: the server declares the tasks extension
+	// 2025-11-25: the capabilities initialize declared, and what they say of tasks.
+	caps       json.RawMessage
+	legacyCaps tasksCaps
 
 	// notes are the 2025-11-25 notifications/tasks/status received, in arrival order (A6b).
 	notes        []statusNote
@@ -309,8 +309,10 @@ type runner struct {
 
 	tools    []*toolInfo
 	toolsErr error
-	calls    []*call
-	handed   map[string]bool // task ids handed out outside the catalogue's calls (handed.go)
+	// toolPages are the pages tools/list answered (B17e judges their cache hints).
+	toolPages []*rpc.Message
+	calls     []*call
+	handed    map[string]bool // task ids handed out outside the catalogue's calls (handed.go)
 }
 
 func newRunner(o Options, era string, share time.Duration) *runner {
@@ -339,19 +341,9 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 	}
 }
 
-// add records a result under its rule's title; its section comes from the catalogue (one
-// source for the report and docs/guide/check.md).
-func (r *runner) add(id string, st Status, seen string, tools ...string) {
-	r.addTitled(id, ruleTitle(id), st, seen, tools...)
-}
-
-// addAlt records a result that cannot judge the whole rule, under the rule's Alt title.
-func (r *runner) addAlt(id string, st Status, seen string) {
-	r.addTitled(id, ruleAlt(id), st, seen)
-}
-
-// addTitled records a result under the given title: a rule's own, or (the schema rules) one
-// that names the kind of answer.
+// addTitled records a result under the given title: a rule's own (record), or (the schema
+// rules) one that names the kind of answer. Its section comes from the catalogue (one source
+// for the report and docs/guide/check.md).
 func (r *runner) addTitled(id, title string, st Status, seen string, tools ...string) {
 	section := ""
 	if rule, ok := ruleOf(id); ok {
@@ -385,12 +377,8 @@ func ruleLevel(id string) Level {
 	return rule.Level
 }
 
-// cutShort records that the time budget, not the server, kept a rule from being judged: a
+// cutTitled records that the time budget, not the server, kept a rule from being judged: a
 // skip that the report's cuts list. seen says what was cut ("" when nothing more is known).
-func (r *runner) cutShort(id, seen string, tools ...string) {
-	r.cutTitled(id, ruleTitle(id), seen, tools...)
-}
-
 func (r *runner) cutTitled(id, title, seen string, tools ...string) {
 	if seen == "" {
 		seen = errBudget.Error()
@@ -401,19 +389,8 @@ func (r *runner) cutTitled(id, title, seen string, tools ...string) {
 	r.mu.Unlock()
 }
 
-// verdict adds pass when problem is "", else what breaking the rule at its catalogue level
-// means: fail for a MUST, warn for a SHOULD.
-func (r *runner) verdict(id, problem string, tools ...string) {
-	r.verdictAt(ruleLevel(id), id, problem, tools...)
-}
-
-// verdictAt is verdict at a level other than the rule's: a part of a rule that the spec states
-// more (or less) strongly than the rest.
-func (r *runner) verdictAt(level Level, id, problem string, tools ...string) {
-	r.judged(level, id, ruleTitle(id), problem, tools...)
-}
-
-// judged records a verdict under the given title.
+// judged records a verdict under the given title: pass when problem is "", else what
+// breaking the rule at level means: fail for a MUST, warn for a SHOULD.
 func (r *runner) judged(level Level, id, title, problem string, tools ...string) {
 	switch cut := cutIn(problem); {
 	case problem == "":

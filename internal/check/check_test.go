@@ -312,17 +312,42 @@ func TestEveryBudgetSkipIsACut(t *testing.T) {
 	}
 }
 
-// Every rule an era's judgement table names is a rule of the catalogue, of that era.
+// Every rule is one value of its era's tables: a catalogued rule of that era, judged one way
+// (a task rule, a probe or a whole rule), and every rule of the catalogue but the per-kind
+// schema rules (A0, B0) is in exactly one table.
 func TestJudgementsAreCatalogued(t *testing.T) {
-	for era, table := range map[string][]judgement{rpc.VersionModern: modernJudgements, rpc.VersionLegacy: legacyJudgements} {
-		for _, j := range table {
-			if j.run != nil {
-				continue
-			}
-			rule, ok := ruleOf(j.id)
-			if !ok || rule.Era != era || j.judge == nil || rule.Title == "" {
-				t.Errorf("%s judgement %q: catalogued %v (era %s), judge set %v, title %q", era, j.id, ok, rule.Era, j.judge != nil, rule.Title)
+	tables := map[string][][]judgement{
+		rpc.VersionModern: {discoveryRules, modernProbes, listRules, listenRules, modernTaskProbes, modernJudgements, resultTypeRules},
+		rpc.VersionLegacy: {capsRules, legacyProbes, negotiationRules, legacyJudgements},
+	}
+	in := map[string]int{}
+	for era, ts := range tables {
+		for _, table := range ts {
+			for _, j := range table {
+				in[j.id]++
+				rule, ok := ruleOf(j.id)
+				ways := 0
+				for _, set := range []bool{j.judge != nil, j.probe != nil, j.whole != nil} {
+					if set {
+						ways++
+					}
+				}
+				if !ok || rule.Era != era || ways != 1 || j.evidence != nil && j.judge == nil {
+					t.Errorf("%s judgement %q: catalogued %v (era %s), judged %d ways", era, j.id, ok, rule.Era, ways)
+				}
 			}
 		}
 	}
+	for _, rule := range Rules {
+		if want := 1 - btoi(rule.ID == "A0" || rule.ID == "B0"); in[rule.ID] != want {
+			t.Errorf("%s is in %d tables, want %d", rule.ID, in[rule.ID], want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -25,6 +25,9 @@ func (r *runner) run(ctx context.Context) {
 		r.runLegacy(ctx)
 	}
 	r.judgeSchema()
+	if r.modern {
+		r.judgeAll(ctx, resultTypeRules)
+	}
 	sort.SliceStable(r.results, func(i, j int) bool { return ruleLess(r.results[i].ID, r.results[j].ID) })
 }
 
@@ -54,15 +57,12 @@ func splitID(id string) (int, string) {
 // toolsPhase lists the tools, checks the cache hints of the list results, and runs the
 // catalogue.
 func (r *runner) toolsPhase(ctx context.Context) {
-	pages, err := r.listTools(ctx)
+	r.toolPages, r.toolsErr = r.listTools(ctx)
 	if r.modern {
-		r.listHints(ctx, pages, err)
+		r.judgeAll(ctx, listRules)
 	}
-	if err != nil {
-		r.toolsErr = err
-		if len(r.tools) == 0 {
-			return
-		}
+	if r.toolsErr != nil && len(r.tools) == 0 {
+		return
 	}
 	r.plan(ctx)
 	r.catalogue(ctx)
@@ -143,27 +143,6 @@ func names(cs []*call) []string {
 	return dedupe(out)
 }
 
-// judgeTasks judges each task with fn (a problem or ""): it fails (or warns, for a SHOULD) on
-// the first problem, and skips with why when there is no task.
-func (r *runner) judgeTasks(id string, cs []*call, why string, fn func(c *call) string) {
-	r.judgeTasksAt(ruleLevel(id), id, cs, why, fn)
-}
-
-// judgeTasksAt is judgeTasks at a level other than the rule's.
-func (r *runner) judgeTasksAt(level Level, id string, cs []*call, why string, fn func(c *call) string) {
-	if len(cs) == 0 {
-		r.add(id, Skip, why)
-		return
-	}
-	for _, c := range cs {
-		if p := fn(c); p != "" {
-			r.verdictAt(level, id, c.tool.name+": "+p, c.tool.name)
-			return
-		}
-	}
-	r.verdictAt(level, id, "", names(cs)...)
-}
-
 // evidence is what an era's judgements start from: the calls that made a task the checker
 // could follow, and why there is none when there is none.
 type evidence struct {
@@ -178,65 +157,6 @@ func (ev evidence) or(cs []*call, why string) ([]*call, string) {
 		return cs, why
 	}
 	return cs, ev.none
-}
-
-// judgement is one rule judged on the evidence of a run, as one value. A task rule (its title
-// and level are the catalogue's) selects the calls that show what it needs (every task when evidence is
-// nil) and judges one call (a problem, or ""); its level is the catalogue's. A rule that needs
-// more (a probe, several answers at once, a level of its own) runs as a whole instead.
-type judgement struct {
-	id       string
-	evidence func(r *runner, ev evidence) (cs []*call, why string)
-	judge    func(r *runner, c *call) string
-	run      func(ctx context.Context, r *runner, ev evidence)
-}
-
-// judgeAll judges every rule of an era's table, in order: the one loop of its judgements.
-func (r *runner) judgeAll(ctx context.Context, table []judgement) {
-	ev := evidence{tasks: r.taskCalls(), none: r.noTasks()}
-	for _, j := range table {
-		if j.run != nil {
-			j.run(ctx, r, ev)
-			continue
-		}
-		cs, why := ev.tasks, ev.none
-		if j.evidence != nil {
-			cs, why = j.evidence(r, ev)
-		}
-		r.judgeTasks(j.id, cs, why, func(c *call) string { return j.judge(r, c) })
-	}
-}
-
-// probe is a rule judged on one deliberately wrong request the checker sends itself, as one
-// value: why it cannot run here (a skip, under the rule's Alt title when it has one), the
-// request, the error its answer must be, and any further judgement of that error.
-type probe struct {
-	id     string
-	skip   func(r *runner) string
-	method string
-	params map[string]any
-	q      req
-	code   int64
-	status int // the HTTP status the answer must have; 0 for any
-	judge  func(r *runner, m *rpc.Message) string
-}
-
-// probeAll sends every probe of a table, in order, and judges its answer.
-func (r *runner) probeAll(ctx context.Context, probes []probe) {
-	for _, p := range probes {
-		if p.skip != nil {
-			if why := p.skip(r); why != "" {
-				r.addAlt(p.id, Skip, why)
-				continue
-			}
-		}
-		m, err := r.send(ctx, p.method, p.params, p.q)
-		problem := r.wantError(m, err, p.code, p.status)
-		if problem == "" && p.judge != nil {
-			problem = p.judge(r, m)
-		}
-		r.verdict(p.id, problem)
-	}
 }
 
 // needsHeaders skips a probe of the HTTP headers on stdio.
@@ -466,6 +386,8 @@ func firstNonEmpty(s ...string) string {
 // ---------------------------------------------------------------------------------------------
 // Schemas and resultType (both eras)
 
+// judgeSchema judges the schema rules A0 and B0: one result per kind of answer, named and
+// titled by its kind, so these are the only results whose titles are not their rule's.
 func (r *runner) judgeSchema() {
 	r.mu.Lock()
 	kinds := make([]string, 0, len(r.schemaN))
@@ -473,7 +395,6 @@ func (r *runner) judgeSchema() {
 		kinds = append(kinds, k)
 	}
 	n, bad := r.schemaN, r.schemaBad
-	rtN, rtBad := r.resultTypeN, r.resultTypeBad
 	r.mu.Unlock()
 	sort.Strings(kinds)
 	prefix := "A0:"
@@ -490,9 +411,20 @@ func (r *runner) judgeSchema() {
 		}
 		r.judged(Must, prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
 	}
-	if r.modern && rtN > 0 {
-		r.verdict("B18", joinMax(dedupeSorted(rtBad), 3))
+}
+
+// resultTypeRules judge, once every answer is in, the resultType of every 2026-07-28 result.
+var resultTypeRules = []judgement{{id: "B18", whole: resultTypes}}
+
+// resultTypes judges B18 on every result validated (wire.go counts them); no result was
+// validated when the server answered nothing.
+func resultTypes(_ context.Context, r *runner, _ evidence) finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resultTypeN == 0 {
+		return finding{omit: true}
 	}
+	return found(joinMax(dedupeSorted(r.resultTypeBad), 3))
 }
 
 func dedupeSorted(s []string) []string {

@@ -19,64 +19,110 @@ import (
 )
 
 func (r *runner) runModern(ctx context.Context) {
-	r.discovery(ctx)
-	r.modernProbes(ctx)
+	r.discoverServer(ctx)
+	r.judgeAll(ctx, discoveryRules)
+	r.judgeAll(ctx, modernProbes)
 	r.toolsPhase(ctx)
 	if r.extension {
 		r.cancelPhase(ctx)
-		r.listenRule(ctx)
+		r.judgeAll(ctx, listenRules)
 	}
-	r.taskProbes(ctx)
-	r.judgeModern(ctx)
+	r.judgeAll(ctx, modernTaskProbes)
+	r.judgeAll(ctx, modernJudgements)
 }
 
-func (r *runner) discovery(ctx context.Context) {
+// discovered is what server/discover answered, read once for the discovery rules.
+type discovered struct {
+	answer *rpc.Message // nil when the exchange failed (err)
+	err    error
+	// result is the answer's result when it is one; nil when server/discover is unanswered.
+	result            json.RawMessage
+	SupportedVersions []string `json:"supportedVersions"`
+	Capabilities      struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+		Tasks      json.RawMessage            `json:"tasks"`
+	} `json:"capabilities"`
+	Meta map[string]json.RawMessage `json:"_meta"`
+}
+
+// legacyTasks says whether server/discover declares the 2025-11-25 tasks capability.
+func (d *discovered) legacyTasks() bool {
+	return len(d.Capabilities.Tasks) > 0 && string(d.Capabilities.Tasks) != "null"
+}
+
+// discoverServer sends server/discover and keeps its answer; the server offers tasks when it
+// declares the extension.
+func (r *runner) discoverServer(ctx context.Context) {
 	d, err := r.send(ctx, "server/discover", nil, req{})
+	r.disc = discovered{answer: d, err: err}
 	if err != nil || d.Error != nil {
-		r.judged(ruleLevel("B17"), "B17", ruleAlt("B17"), describe(d, err))
 		return
 	}
-	r.discover = d.Result
-	res := obj(d.Result)
-	var disc struct {
-		SupportedVersions []string `json:"supportedVersions"`
-		Capabilities      struct {
-			Extensions map[string]json.RawMessage `json:"extensions"`
-			Tasks      json.RawMessage            `json:"tasks"`
-		} `json:"capabilities"`
-		Meta map[string]json.RawMessage `json:"_meta"`
+	r.disc.result = d.Result
+	_ = json.Unmarshal(d.Result, &r.disc)
+	_, r.extension = r.disc.Capabilities.Extensions[rpc.TasksExtension]
+}
+
+// discoveryRules judge what server/discover answered. When it did not answer, B17 says so
+// under its Alt title and the others give no result.
+var discoveryRules = []judgement{
+	{id: "B17", whole: discoverAnswers},
+	{id: "B17c", whole: onDiscover(func(d *discovered) finding {
+		return found(ifNot(d.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.result)))
+	})},
+	{id: "B17d", whole: onDiscover(func(d *discovered) finding { return found(cacheHints(d.result)) })},
+	{id: "B17b", whole: onDiscover(extensionDeclared)},
+	// B31a: SEP-2663: legacy tasks capabilities are not advertised under 2026-07-28.
+	{id: "B31a", whole: onDiscover(func(d *discovered) finding {
+		if _, ok := d.Capabilities.Extensions[rpc.TasksExtension]; !ok {
+			return finding{omit: true}
+		}
+		return found(ifNot(!d.legacyTasks(), "capabilities.tasks = %s next to the extension", quote(d.Capabilities.Tasks)))
+	})},
+}
+
+// onDiscover judges a rule on the answer of server/discover, and gives no result without one.
+func onDiscover(fn func(d *discovered) finding) func(context.Context, *runner, evidence) finding {
+	return func(_ context.Context, r *runner, _ evidence) finding {
+		if r.disc.result == nil {
+			return finding{omit: true}
+		}
+		return fn(&r.disc)
 	}
-	_ = json.Unmarshal(d.Result, &disc)
-	problem := ""
+}
+
+// discoverAnswers judges B17: server/discover answers with resultType complete and lists
+// 2026-07-28 among its supportedVersions.
+func discoverAnswers(_ context.Context, r *runner, _ evidence) finding {
+	d := &r.disc
+	if d.result == nil {
+		return finding{problem: describe(d.answer, d.err), alt: true}
+	}
+	res := obj(d.result)
 	switch {
 	case str(res["resultType"]) != "complete":
-		problem = fmt.Sprintf("resultType is %s, want \"complete\"", quote(res["resultType"]))
-	case !contains(disc.SupportedVersions, rpc.VersionModern):
-		problem = fmt.Sprintf("supportedVersions %v lacks %s", disc.SupportedVersions, rpc.VersionModern)
+		return found(fmt.Sprintf("resultType is %s, want \"complete\"", quote(res["resultType"])))
+	case !contains(d.SupportedVersions, rpc.VersionModern):
+		return found(fmt.Sprintf("supportedVersions %v lacks %s", d.SupportedVersions, rpc.VersionModern))
 	}
-	r.verdict("B17", problem)
-	r.verdict("B17c", ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)))
-	r.verdict("B17d", cacheHints(d.Result))
+	return found("")
+}
 
-	ext, ok := disc.Capabilities.Extensions[rpc.TasksExtension]
-	legacyTasks := len(disc.Capabilities.Tasks) > 0 && string(disc.Capabilities.Tasks) != "null"
+// extensionDeclared judges B17b: the tasks extension is declared with {}.
+func extensionDeclared(d *discovered) finding {
+	ext, ok := d.Capabilities.Extensions[rpc.TasksExtension]
 	switch {
 	case ok:
-		r.extension = true
-		r.verdict("B17b", ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
-		r.verdict("B31a", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)))
-	case legacyTasks:
+		return found(ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
+	case d.legacyTasks():
 		// Half-modern: it lists 2026-07-28 but offers tasks only the 2025-11-25 way. A
 		// 2026-07-28 client gets no task from it (and a task-only tool fails); tasks work only
 		// after initialize. Not a broken rule of 2026-07-28 (extensions are optional), but
 		// almost certainly not what the author meant.
-		r.add("B17b", Warn,
-			fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
-				rpc.VersionModern, quote(disc.Capabilities.Tasks), rpc.TasksExtension))
-
-	default:
-		r.add("B17b", Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
+		return finding{status: Warn, seen: fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
+			rpc.VersionModern, quote(d.Capabilities.Tasks), rpc.TasksExtension)}
 	}
+	return skipped("the server does not declare the " + rpc.TasksExtension + " extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
 }
 
 // cacheHints checks the CacheableResult fields: ttlMs an integer >= 0, cacheScope "public" or
@@ -101,34 +147,29 @@ func cacheHints(res json.RawMessage) string {
 	return strings.Join(bad, ", ")
 }
 
-// modernProbes send the deliberately wrong requests that need no tool.
-func (r *runner) modernProbes(ctx context.Context) { r.probeAll(ctx, modernProbes) }
-
 // badVersion is a protocol version no server speaks.
 const badVersion = "1999-01-01"
 
 // modernProbes are the 2026-07-28 rules judged on a deliberately wrong request that needs no
 // tool, in the order they are sent.
-var modernProbes = []probe{
+var modernProbes = []judgement{
 	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
-	{id: "B19",
-		method: "server/discover", q: req{noCaps: true}, code: rpc.CodeInvalidParams, status: http.StatusBadRequest},
+	{id: "B19", probe: &probe{method: "server/discover", q: req{noCaps: true},
+		code: rpc.CodeInvalidParams, status: http.StatusBadRequest}},
 	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
-	{id: "B20",
-		method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion}, code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest,
-		judge: unsupportedData},
+	{id: "B20", probe: &probe{method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion},
+		code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest, judge: unsupportedData}},
 	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
-	{id: "B21b",
-		skip:   needsHeaders,
-		method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern}, code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest},
+	{id: "B21b", probe: &probe{skip: needsHeaders, method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern},
+		code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest}},
 	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
 	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
-	{id: "B21c",
-		method: "ping", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-	{id: "B31",
-		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-	{id: "B31b",
-		method: "tasks/list", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
+	{id: "B21c", probe: &probe{method: "ping", params: map[string]any{},
+		code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{id: "B31", probe: &probe{method: "tasks/result", params: map[string]any{"taskId": unknownID},
+		code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{id: "B31b", probe: &probe{method: "tasks/list", params: map[string]any{},
+		code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
 }
 
 // unsupportedData checks the data of an UnsupportedProtocolVersion error (B20).
@@ -147,13 +188,16 @@ func unsupportedData(_ *runner, m *rpc.Message) string {
 	return ""
 }
 
+// listRules judge the list results (of the tools the checker will call).
+var listRules = []judgement{{id: "B17e", whole: listHints}}
+
 // listHints judges B17e: every list result is a CacheableResult (C26-SCHEMA ListToolsResult,
 // ListPromptsResult, ListResourcesResult and ListResourceTemplatesResult require ttlMs and
 // cacheScope). tools/list is always judged; prompts/list only when server/discover declares
 // prompts, resources/list and resources/templates/list only when it declares resources (a
 // server without them has no such methods: C26-HTTP answers them 404 and -32601). What was
 // not judged, and why, is said with the verdict.
-func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolErr error) {
+func listHints(ctx context.Context, r *runner, _ evidence) finding {
 	var bad []string
 	judge := func(method string, pages []*rpc.Message, err error) {
 		if len(pages) == 0 {
@@ -166,12 +210,12 @@ func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolEr
 			}
 		}
 	}
-	judge("tools/list", toolPages, toolErr)
+	judge("tools/list", r.toolPages, r.toolsErr)
 	var caps struct {
 		Prompts   json.RawMessage `json:"prompts"`
 		Resources json.RawMessage `json:"resources"`
 	}
-	_ = json.Unmarshal(obj(r.discover)["capabilities"], &caps)
+	_ = json.Unmarshal(obj(r.disc.result)["capabilities"], &caps)
 	declared := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
 	var notJudged []string
 	for _, c := range []struct {
@@ -200,10 +244,9 @@ func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolEr
 	}
 	problem := strings.Join(bad, "; ")
 	if problem == "" && len(notJudged) > 0 {
-		r.add("B17e", Pass, "not judged: "+strings.Join(notJudged, "; "))
-		return
+		return finding{status: Pass, seen: "not judged: " + strings.Join(notJudged, "; ")}
 	}
-	r.verdict("B17e", problem)
+	return found(problem)
 }
 
 // listPages fetches every page of a list method (at most 20, following nextCursor).
@@ -234,42 +277,49 @@ func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, 
 	return pages, nil
 }
 
-// unknownTaskProbesModern are the 2026-07-28 rules on a task id the server never gave.
-var unknownTaskProbesModern = []probe{
-	{id: "B29",
-		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "B28b",
-		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+// modernTaskProbes are the task-method probes: a mismatched Mcp-Name, unknown ids, tasks/*
+// without the extension. They use a real task id where the catalogue made one, and are
+// skipped when the server offers no tasks.
+var modernTaskProbes = []judgement{
+	{id: "B21", whole: nameMismatch},
+	{id: "B29", probe: &probe{skip: needsExtension, method: "tasks/get", params: map[string]any{"taskId": unknownID},
+		code: rpc.CodeInvalidParams}},
+	{id: "B28b", probe: &probe{skip: needsExtension, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
+		code: rpc.CodeInvalidParams}},
+	{id: "B30", whole: withoutExtension},
 }
 
-// taskProbes send the task-method probes: unknown ids, a mismatched Mcp-Name, tasks/* without
-// the extension. They use a real task id where the catalogue made one.
-func (r *runner) taskProbes(ctx context.Context) {
+// needsExtension skips a task probe when the server does not declare the extension.
+func needsExtension(r *runner) string { return ifNot(r.extension, "%s", r.noTasks()) }
+
+// taskID is the id of the first task the catalogue made, or one the server never gave.
+func (ev evidence) taskID() string {
+	if len(ev.tasks) > 0 {
+		return ev.tasks[0].task.id
+	}
+	return unknownID
+}
+
+// nameMismatch judges B21: a tasks/get whose Mcp-Name names another task is refused.
+func nameMismatch(ctx context.Context, r *runner, ev evidence) finding {
+	switch {
+	case !r.extension:
+		return skipped(r.noTasks())
+	case !r.o.HTTP:
+		return finding{status: Skip, seen: "stdio has no headers", alt: true}
+	}
+	id := ev.taskID()
+	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
+	return found(r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
+}
+
+// withoutExtension judges B30: EXT §Protocol Errors: tasks/* from a client that did not
+// declare the extension are refused.
+func withoutExtension(ctx context.Context, r *runner, ev evidence) finding {
 	if !r.extension {
-		for _, id := range []string{"B21", "B29", "B28b"} {
-			r.add(id, Skip, r.noTasks())
-		}
-		r.addAlt("B30", Skip, r.noTasks())
-		return
+		return finding{status: Skip, seen: r.noTasks(), alt: true}
 	}
-	id := unknownID
-	for _, c := range r.calls {
-		if c.task != nil && c.task.id != "" {
-			id = c.task.id
-			break
-		}
-	}
-	if r.o.HTTP {
-		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
-		r.verdict("B21",
-			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
-
-	} else {
-		r.addAlt("B21", Skip, "stdio has no headers")
-	}
-	r.probeAll(ctx, unknownTaskProbesModern)
-
-	// B30: EXT §Protocol Errors: tasks/* from a client that did not declare the extension.
+	id := ev.taskID()
 	var bad []string
 	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		params := map[string]any{"taskId": id}
@@ -284,17 +334,14 @@ func (r *runner) taskProbes(ctx context.Context) {
 			bad = append(bad, method+": "+p)
 		}
 	}
-	r.verdict("B30", strings.Join(bad, "; "))
+	return found(strings.Join(bad, "; "))
 }
-
-func (r *runner) judgeModern(ctx context.Context) { r.judgeAll(ctx, modernJudgements) }
 
 // modernJudgements are the 2026-07-28 rules judged on what the tools showed, in the order they
 // are judged.
 var modernJudgements = []judgement{
 	// B24: EXT-SCHEMA CreateTaskResult.
-	{id: "B24",
-		evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
+	{id: "B24", evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
 	{id: "B36", judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
 	// B25: EXT §Task Creation: task creation is strongly consistent.
 	{id: "B25", judge: consistent},
@@ -303,10 +350,14 @@ var modernJudgements = []judgement{
 	{id: "B33", judge: seenStatuses},
 	{id: "B33b", evidence: polledFinished, judge: stable},
 	{id: "B38", evidence: polledTwice, judge: kept},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIsErrorModern(ev.tasks, ev.none) }},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeInputModern(ev.tasks, ev.none) }},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNoExt(ev.none) }},
-	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeCancelModern(ctx, ev.none) }},
+	{id: "B27", evidence: toolErrorTasks, judge: endsCompleted},
+	{id: "B28d", evidence: askedTasks, judge: updateAcks},
+	{id: "B32", evidence: askedTasks, judge: inputKeys},
+	{id: "B22", evidence: plainCalls, judge: noTaskWithoutExtension},
+	{id: "B22b", evidence: refusedCalls, judge: refusedNamingExtension},
+	// B28: EXT §Task Cancellation.
+	{id: "B28", evidence: cancelledTasks, judge: cancelAck},
+	{id: "B28c", whole: cancelFinishedModern},
 }
 
 // created selects every call that made a task, followed or not (B24).
@@ -404,82 +455,82 @@ func getVariant(raw json.RawMessage) string {
 	return ""
 }
 
-// judgeIsErrorModern: EXT §Task Execution Errors: a tool result with isError ends completed
-// with that result; failed is only for JSON-RPC errors. A tool error is recognised in the
-// task's own result, or in the result the same call gave without a task.
-func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
-	const id = "B27"
-	var ev []*call
-	for _, c := range tasks {
+// toolErrorTasks selects the tasks of a tool error (B27): EXT §Task Execution Errors: a tool
+// result with isError ends completed with that result; failed is only for JSON-RPC errors. A
+// tool error is recognised in the task's own result, or in the result the same call gave
+// without a task.
+func toolErrorTasks(_ *runner, ev evidence) ([]*call, string) {
+	var cs []*call
+	for _, c := range ev.tasks {
 		if c.shows(true) != nil && contains(c.shows(true), "tool-error") {
-			ev = append(ev, c)
+			cs = append(cs, c)
 			continue
 		}
 		if pc := c.tool.plainCall; pc != nil && pc.plain != nil && isErrorResult(pc.plain) && c.task.terminal() != "" {
-			ev = append(ev, c)
+			cs = append(cs, c)
 		}
 	}
-	if len(ev) == 0 && len(tasks) > 0 {
-		none = "no tool produced a tool error (a result with isError)"
-	}
-	r.judgeTasks(id, ev, none, func(c *call) string {
-		switch st := c.task.terminal(); st {
-		case "completed":
-			if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
-				return "the task completed without isError although the same call without a task returned isError"
-			}
-			return ""
-		default:
-			fp := c.task.finalPoll()
-			seen := ""
-			if fp != nil {
-				seen = " with error " + quote(obj(fp.msg.Result)["error"])
-			}
-			return fmt.Sprintf("a tool error (the same call without a task returns isError: true) ended %s%s, want completed with the CallToolResult in result", st, seen)
-		}
-	})
-
+	return ev.or(cs, "no tool produced a tool error (a result with isError)")
 }
 
-// judgeInputModern: tasks/update acks (B28d) and inputRequests keys (B32).
-func (r *runner) judgeInputModern(tasks []*call, none string) {
+// endsCompleted checks that a tool error's task completed with isError (B27).
+func endsCompleted(_ *runner, c *call) string {
+	switch st := c.task.terminal(); st {
+	case "completed":
+		if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
+			return "the task completed without isError although the same call without a task returned isError"
+		}
+		return ""
+	default:
+		fp := c.task.finalPoll()
+		seen := ""
+		if fp != nil {
+			seen = " with error " + quote(obj(fp.msg.Result)["error"])
+		}
+		return fmt.Sprintf("a tool error (the same call without a task returns isError: true) ended %s%s, want completed with the CallToolResult in result", st, seen)
+	}
+}
+
+// askedTasks selects the tasks that asked for input (B28d, B32).
+func askedTasks(_ *runner, ev evidence) ([]*call, string) {
 	var asked []*call
-	for _, c := range tasks {
+	for _, c := range ev.tasks {
 		if c.task.asked {
 			asked = append(asked, c)
 		}
 	}
-	if len(asked) == 0 && len(tasks) > 0 {
-		none = "no tool's task asked for input (input_required)"
+	return ev.or(asked, "no tool's task asked for input (input_required)")
+}
+
+// updateAcks checks that every tasks/update was acknowledged (B28d).
+func updateAcks(_ *runner, c *call) string {
+	for i, m := range c.task.updates {
+		if err := c.task.updateErr[i]; err != nil || m.Error != nil {
+			return "tasks/update got " + describe(m, err)
+		}
+		if p := ack(m.Result); p != "" {
+			return "tasks/update: " + p
+		}
 	}
-	r.judgeTasks("B28d", asked, none, func(c *call) string {
-		for i, m := range c.task.updates {
-			if err := c.task.updateErr[i]; err != nil || m.Error != nil {
-				return "tasks/update got " + describe(m, err)
-			}
-			if p := ack(m.Result); p != "" {
-				return "tasks/update: " + p
-			}
-		}
-		return ""
-	})
+	return ""
+}
 
-	r.judgeTasks("B32", asked, none, func(c *call) string {
-		if c.task.keyReuse != "" {
-			return c.task.keyReuse
+// inputKeys checks that inputRequests keys keep their request and ask only for what the
+// checker declared: elicitation (B32).
+func inputKeys(_ *runner, c *call) string {
+	if c.task.keyReuse != "" {
+		return c.task.keyReuse
+	}
+	for k, v := range c.task.keyReqs {
+		var rq struct {
+			Method string `json:"method"`
 		}
-		for k, v := range c.task.keyReqs {
-			var rq struct {
-				Method string `json:"method"`
-			}
-			_ = json.Unmarshal(v, &rq)
-			if rq.Method != "elicitation/create" {
-				return fmt.Sprintf("key %q asks for %s, which the checker did not declare (it declared elicitation only)", k, quote(json.RawMessage(strconv.Quote(rq.Method))))
-			}
+		_ = json.Unmarshal(v, &rq)
+		if rq.Method != "elicitation/create" {
+			return fmt.Sprintf("key %q asks for %s, which the checker did not declare (it declared elicitation only)", k, quote(json.RawMessage(strconv.Quote(rq.Method))))
 		}
-		return ""
-	})
-
+	}
+	return ""
 }
 
 // ack checks an empty acknowledgement: resultType complete and none of a task's fields.
@@ -500,23 +551,31 @@ func ack(raw json.RawMessage) string {
 	return ""
 }
 
-// judgeNoExt: EXT §Capability Negotiation: without the extension declared a tools/call MUST
-// NOT produce a task (B22); a tool that can only run as a task answers -32021 naming the
-// extension (B22b).
-func (r *runner) judgeNoExt(none string) {
+// plainCalls selects the calls made without the extension declared, that the budget did not
+// cut (B22): EXT §Capability Negotiation: without the extension declared a tools/call MUST
+// NOT produce a task.
+func plainCalls(r *runner, ev evidence) ([]*call, string) {
 	var plain []*call
 	for _, t := range r.tools {
 		if t.plainCall != nil && !errors.Is(t.plainCall.err, errBudget) {
 			plain = append(plain, t.plainCall)
 		}
 	}
-	r.judgeTasks("B22", plain, none, func(c *call) string {
-		if c.task != nil {
-			return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
-		}
-		return ""
-	})
+	return plain, ev.none
+}
 
+// noTaskWithoutExtension checks that a call without the extension made no task (B22).
+func noTaskWithoutExtension(_ *runner, c *call) string {
+	if c.task != nil {
+		return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
+	}
+	return ""
+}
+
+// refusedCalls selects the calls without the extension that were refused although the tool
+// runs as a task (B22b).
+func refusedCalls(r *runner, ev evidence) ([]*call, string) {
+	plain, none := plainCalls(r, ev)
 	var refused []*call
 	for _, c := range plain {
 		if c.rpcErr == nil {
@@ -539,57 +598,60 @@ func (r *runner) judgeNoExt(none string) {
 	if len(refused) == 0 && len(plain) > 0 {
 		none = "every task tool also ran without the extension declared, so no refusal could be seen"
 	}
-	r.judgeTasks("B22b", refused, none, func(c *call) string {
-		m := &rpc.Message{Error: c.rpcErr}
-		if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
-			return p
-		}
-		var d struct {
-			Required struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"requiredCapabilities"`
-		}
-		_ = json.Unmarshal(c.rpcErr.Data, &d)
-		if _, ok := d.Required.Extensions[rpc.TasksExtension]; !ok {
-			return "error.data.requiredCapabilities does not name the extension: " + quote(c.rpcErr.Data)
-		}
-		return ""
-	})
-
+	return refused, none
 }
 
-func (r *runner) judgeCancelModern(ctx context.Context, none string) {
-	cs := r.cancelled()
-	if len(cs) == 0 && len(r.taskCalls()) > 0 {
-		none = "no tool's task was still working when it could be cancelled"
+// refusedNamingExtension checks that a tool that runs only as a task, called without the
+// extension, is refused with -32021 naming the extension (B22b).
+func refusedNamingExtension(r *runner, c *call) string {
+	m := &rpc.Message{Error: c.rpcErr}
+	if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
+		return p
 	}
-	r.judgeTasks("B28", cs, none, func(c *call) string {
-		if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
-			return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
-		}
-		return ack(c.task.cancelMsg.Result)
-	})
+	var d struct {
+		Required struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	_ = json.Unmarshal(c.rpcErr.Data, &d)
+	if _, ok := d.Required.Extensions[rpc.TasksExtension]; !ok {
+		return "error.data.requiredCapabilities does not name the extension: " + quote(c.rpcErr.Data)
+	}
+	return ""
+}
 
-	// B28c: EXT has no rule for cancelling a finished task: an ack or an error are both
-	// allowed; other clients expect the ack, so an error is a warning.
-	const id = "B28c"
+// cancelledTasks selects the tasks the cancel phase cancelled (B28).
+func cancelledTasks(r *runner, ev evidence) ([]*call, string) {
+	return ev.or(r.cancelled(), "no tool's task was still working when it could be cancelled")
+}
+
+// cancelAck checks that tasks/cancel of a working task was an empty ack (B28).
+func cancelAck(_ *runner, c *call) string {
+	if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
+		return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
+	}
+	return ack(c.task.cancelMsg.Result)
+}
+
+// cancelFinishedModern judges B28c: EXT has no rule for cancelling a finished task: an ack or
+// an error are both allowed; other clients expect the ack, so an error is a warning.
+func cancelFinishedModern(ctx context.Context, r *runner, ev evidence) finding {
 	f := r.finished()
 	if f == nil {
-		r.add(id, Skip, firstNonEmpty(none, "no task finished"))
-		return
+		_, why := cancelledTasks(r, ev)
+		return skipped(firstNonEmpty(why, "no task finished"))
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
-		r.cutShort(id, err.Error())
+		return finding{cut: true, seen: err.Error()}
 	case err != nil:
-		r.verdict(id, err.Error(), f.tool.name)
+		return found(err.Error(), f.tool.name)
 	case m.Error != nil:
-		r.add(id, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
-	default:
-		r.verdict(id, ack(m.Result), f.tool.name)
+		return finding{status: Warn, tools: []string{f.tool.name}, seen: fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil))}
 	}
+	return found(ack(m.Result), f.tool.name)
 }
 
 // cancelFinished cancels a finished task.
@@ -599,79 +661,96 @@ func (r *runner) cancelFinished(ctx context.Context, c *call) (*rpc.Message, err
 	return r.send(ctx, "tasks/cancel", map[string]any{"taskId": c.task.id}, req{})
 }
 
-// listenRule opens subscriptions/listen for a new task of a tool that completes and checks
-// the stream: the acknowledgement comes first and lists the task, and notifications/tasks
-// carry full DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
-func (r *runner) listenRule(ctx context.Context) {
-	const id = "B34"
+// listenRules judge subscriptions/listen, after the cancel phase.
+var listenRules = []judgement{{id: "B34", whole: listenRule}}
+
+// listenRule (B34) opens subscriptions/listen for a new task of a tool that completes and
+// checks the stream: the acknowledgement comes first and lists the task, and
+// notifications/tasks carry full DetailedTasks up to the terminal status (EXT §Task Status
+// Notifications; C26-SUBS).
+func listenRule(ctx context.Context, r *runner, ev evidence) finding {
 	var pick *call
-	for _, c := range r.taskCalls() {
+	for _, c := range ev.tasks {
 		if c.task.terminal() == "completed" && !c.task.asked && (pick == nil || c.dur < pick.dur) {
 			pick = c
 		}
 	}
 	if pick == nil {
-		r.add(id, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
-		return
+		return skipped(firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task completes by itself"), r.noTasks()))
 	}
 	if !r.budgetLeft(ctx) {
-		r.cutShort(id, "")
-		return
+		return finding{cut: true}
 	}
 	nc := r.callTool(ctx, pick.tool, pick.args, false)
 	if nc.task == nil {
-		r.add(id, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
-		return
+		return skipped(pick.tool.name + " gave no task the second time: " + nc.seen())
 	}
 	lctx, cancel := context.WithTimeout(ctx, r.longAfter(nc.task.poll)+2*pick.dur)
 	defer cancel()
-	var mu sync.Mutex
-	problem, acked, pushed, done := "", false, 0, false
-	err := r.c.Listen(lctx, []string{nc.task.id}, &rpc.Subscription{
-		OnAck: func(ids []string) {
-			mu.Lock()
-			defer mu.Unlock()
-			acked = true
-			if !contains(ids, nc.task.id) && problem == "" {
-				problem = fmt.Sprintf("the acknowledgement lists %v, not the task %s", ids, nc.task.id)
-			}
-		},
-		OnTask: func(t *rpc.Task) {
-			mu.Lock()
-			defer mu.Unlock()
-			pushed++
-			if !acked && problem == "" {
-				problem = "a notifications/tasks came before notifications/subscriptions/acknowledged"
-			}
-			if p := getVariant(t.Raw); p != "" && problem == "" {
-				problem = "a pushed task is not a full DetailedTask: " + p
-			}
-			if t.Status.Terminal() {
-				done = true
-				cancel()
-			}
-		},
-	})
+	w := &listenWatch{id: nc.task.id, end: cancel}
+	err := r.c.Listen(lctx, []string{nc.task.id}, &rpc.Subscription{OnAck: w.onAck, OnTask: w.onTask})
 	var rerr *rpc.Error
 	if errors.As(err, &rerr) && rerr.Code == rpc.CodeMethodNotFound {
-		r.add(id, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
-		return
+		return skipped(fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.problem == "" && ctx.Err() != nil && !w.done {
+		return finding{cut: true}
+	}
+	return found(w.verdict(err), pick.tool.name)
+}
+
+// listenWatch watches one subscriptions/listen stream for one task.
+type listenWatch struct {
+	id  string
+	end context.CancelFunc // ends the stream once the task ended
+
+	mu      sync.Mutex
+	problem string
+	acked   bool
+	pushed  int
+	done    bool
+}
+
+func (w *listenWatch) onAck(ids []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.acked = true
+	if !contains(ids, w.id) && w.problem == "" {
+		w.problem = fmt.Sprintf("the acknowledgement lists %v, not the task %s", ids, w.id)
+	}
+}
+
+func (w *listenWatch) onTask(t *rpc.Task) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pushed++
+	if !w.acked && w.problem == "" {
+		w.problem = "a notifications/tasks came before notifications/subscriptions/acknowledged"
+	}
+	if p := getVariant(t.Raw); p != "" && w.problem == "" {
+		w.problem = "a pushed task is not a full DetailedTask: " + p
+	}
+	if t.Status.Terminal() {
+		w.done = true
+		w.end()
+	}
+}
+
+// verdict says what was wrong with the stream, once it ended with err; w.mu is held.
+func (w *listenWatch) verdict(err error) string {
 	switch {
-	case problem != "":
-	case ctx.Err() != nil && !done:
-		r.cutShort(id, "")
-		return
-	case !acked:
-		problem = fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
-	case pushed == 0:
-		problem = "no notifications/tasks for the task"
-	case !done:
-		problem = "the stream never pushed the task's terminal status"
+	case w.problem != "":
+		return w.problem
+	case !w.acked:
+		return fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
+	case w.pushed == 0:
+		return "no notifications/tasks for the task"
+	case !w.done:
+		return "the stream never pushed the task's terminal status"
 	}
-	r.verdict(id, problem, pick.tool.name)
+	return ""
 }
 
 func errOrNothing(err error) string {
