@@ -392,39 +392,11 @@ func (r *runner) cutTitled(id, title, seen string, tools ...string) {
 // judged records a verdict under the given title: pass when problem is "", else what
 // breaking the rule at level means: fail for a MUST, warn for a SHOULD.
 func (r *runner) judged(level Level, id, title, problem string, tools ...string) {
-	switch cut := cutIn(problem); {
-	case problem == "":
+	if problem == "" {
 		r.addTitled(id, title, Pass, "", tools...)
-	case cut == cutWhole:
-		r.cutTitled(id, title, problem, tools...)
-	case cut == cutPart:
-		// The budget ended an exchange the verdict needed: not the server's fault.
-		r.cutTitled(id, title, errBudget.Error()+" ("+problem+")", tools...)
-	default:
-		r.addTitled(id, title, level.broken(), problem, tools...)
+		return
 	}
-}
-
-// budgetCut says how the time budget kept a verdict from being made.
-type budgetCut int
-
-const (
-	uncut    budgetCut = iota
-	cutWhole           // the exchange the verdict needed was cut: the problem is the cut
-	cutPart            // an exchange among those the problem describes was cut
-)
-
-// cutIn says whether a problem is the time budget's doing. It is the one place that reads
-// the cut from words: problems are built from the errors of exchanges (describe, wantError),
-// and errBudget's text is what they keep of it.
-func cutIn(problem string) budgetCut {
-	switch {
-	case strings.HasPrefix(problem, errBudget.Error()):
-		return cutWhole
-	case strings.Contains(problem, errBudget.Error()):
-		return cutPart
-	}
-	return uncut
+	r.addTitled(id, title, level.broken(), problem, tools...)
 }
 
 // budgetLeft says whether there is time for another step, keeping a small reserve for the

@@ -6,6 +6,7 @@ package check
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
@@ -21,6 +22,10 @@ type judgement struct {
 	id       string
 	evidence func(r *runner, ev evidence) (cs []*call, why string)
 	judge    func(r *runner, c *call) string
+	// exchange, for a task rule whose judge reads an exchange of the call (tasks/cancel,
+	// tasks/update), is that exchange's error: a problem built from an exchange the time
+	// budget cut is the budget's doing, not the server's.
+	exchange func(c *call) error
 	probe    *probe
 	whole    func(ctx context.Context, r *runner, ev evidence) finding
 }
@@ -33,9 +38,10 @@ type finding struct {
 	status  Status
 	seen    string
 	problem string
-	// cut says the time budget, not the server, kept the rule from being judged; seen says
-	// what was cut ("" when nothing more is known).
-	cut bool
+	// exchangeErr is the error of the failed exchange the finding was built from: with no
+	// problem, its failure is the problem. When the time budget cut it (errBudget), the
+	// budget, not the server, kept the rule from being judged (budgetCut says how).
+	exchangeErr error
 	// alt records the result under the rule's Alt title: it judges a part of the rule.
 	alt bool
 	// level, when override is set, replaces the rule's level: a part of the rule that the
@@ -54,6 +60,40 @@ func skipped(why string) finding { return finding{status: Skip, seen: why} }
 // found is a finding judged by its problem ("" passes) on the given tools.
 func found(problem string, tools ...string) finding {
 	return finding{problem: problem, tools: tools}
+}
+
+// failed is a finding that an exchange the rule needed failed with err.
+func failed(err error, tools ...string) finding {
+	return finding{exchangeErr: err, tools: tools}
+}
+
+// from says which failed exchanges (err, nil for none) a problem was built from, so that a cut
+// by the budget among them is known by its type.
+func (f finding) from(err error) finding {
+	if f.problem != "" {
+		f.exchangeErr = err
+	}
+	return f
+}
+
+// budgetCut says how the time budget kept a verdict from being made.
+type budgetCut int
+
+const (
+	uncut    budgetCut = iota
+	cutWhole           // the exchange the verdict needed was cut: the cut is the finding
+	cutPart            // an exchange among those the problem describes was cut
+)
+
+// budgetCut says whether a finding is the time budget's doing.
+func (f finding) budgetCut() budgetCut {
+	switch {
+	case !errors.Is(f.exchangeErr, errBudget):
+		return uncut
+	case f.problem == "":
+		return cutWhole
+	}
+	return cutPart
 }
 
 // judgeAll judges every rule of a table, in order: the one loop of the checker's judgements.
@@ -76,18 +116,25 @@ func (j judgement) judgeOn(ctx context.Context, r *runner, ev evidence) finding 
 	if j.evidence != nil {
 		cs, why = j.evidence(r, ev)
 	}
-	return each(cs, why, func(c *call) string { return j.judge(r, c) })
+	return each(cs, why, func(c *call) (string, error) {
+		p := j.judge(r, c)
+		if p == "" || j.exchange == nil {
+			return p, nil
+		}
+		return p, j.exchange(c)
+	})
 }
 
-// each judges each call with fn (a problem or ""): the first problem is the finding, on that
-// call's tool; with no call, the rule is skipped with why.
-func each(cs []*call, why string, fn func(c *call) string) finding {
+// each judges each call with fn (a problem or "", and the failed exchange it was built
+// from): the first problem is the finding, on that call's tool; with no call, the rule is
+// skipped with why.
+func each(cs []*call, why string, fn func(c *call) (string, error)) finding {
 	if len(cs) == 0 {
 		return skipped(why)
 	}
 	for _, c := range cs {
-		if p := fn(c); p != "" {
-			return found(c.tool.name+": "+p, c.tool.name)
+		if p, err := fn(c); p != "" {
+			return found(c.tool.name+": "+p, c.tool.name).from(err)
 		}
 	}
 	return found("", names(cs)...)
@@ -103,14 +150,20 @@ func (r *runner) record(id string, f finding) {
 	if f.override {
 		level = f.level
 	}
+	problem := f.problem
+	if problem == "" && f.exchangeErr != nil {
+		problem = f.exchangeErr.Error()
+	}
 	switch {
 	case f.omit:
-	case f.cut:
-		r.cutTitled(id, title, f.seen, f.tools...)
 	case f.status != "":
 		r.addTitled(id, title, f.status, f.seen, f.tools...)
+	case f.budgetCut() == cutWhole:
+		r.cutTitled(id, title, problem, f.tools...)
+	case f.budgetCut() == cutPart:
+		r.cutTitled(id, title, errBudget.Error()+" ("+problem+")", f.tools...)
 	default:
-		r.judged(level, id, title, f.problem, f.tools...)
+		r.judged(level, id, title, problem, f.tools...)
 	}
 }
 
@@ -135,7 +188,10 @@ func (r *runner) sendProbe(ctx context.Context, p *probe) finding {
 		}
 	}
 	m, err := r.send(ctx, p.method, p.params, p.q)
-	problem := r.wantError(m, err, p.code, p.status)
+	if err != nil {
+		return failed(err)
+	}
+	problem := r.wantError(m, nil, p.code, p.status)
 	if problem == "" && p.judge != nil {
 		problem = p.judge(r, m)
 	}

@@ -1,10 +1,11 @@
 package check
 
 // This file holds what the rules of both eras share: the flow of a run, the catalogue of tools,
-// cancellation, judging task by task, and the schema rules. rules_2026.go and rules_2025.go
-// hold each era's own rules. Rule ids follow PROTOCOL.md §6 (A1-A16 are 2025-11-25, B17-B38 are 2026-07-28); a letter
-// suffix marks a further rule under the same item, and A0/B0 are the schema rules, one result
-// per kind of answer.
+// cancellation, the evidence task rules select from, and the schema rules; judge.go holds the
+// loop that judges every rule, rules_2026.go and rules_2025.go each era's own rules. Rule ids
+// follow PROTOCOL.md §6 (A1-A16 are 2025-11-25, B17-B38 are 2026-07-28); a letter suffix marks
+// a further rule under the same item, and A0/B0 are the schema rules, one result per kind of
+// answer.
 
 import (
 	"context"

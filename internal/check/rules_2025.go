@@ -183,7 +183,10 @@ func undeclaredProbe(ctx context.Context, r *runner, _ evidence) finding {
 		return found(fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
 			pick.name, declared(r.c.Capabilities()), quote(m.Result)), pick.name)
 	}
-	return found(ifNot(err == nil || !errors.Is(err, errBudget), "%s", describeErr(err)), pick.name)
+	if errors.Is(err, errBudget) {
+		return failed(err, pick.name)
+	}
+	return found("", pick.name)
 }
 
 // declared says in words what capabilities.tasks is.
@@ -202,7 +205,7 @@ func cursorProbe(ctx context.Context, r *runner, _ evidence) finding {
 		return skipped(firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
 	}
 	m, err := r.send(ctx, "tasks/list", map[string]any{"cursor": "mcptask-check-invalid-cursor-5b2e"}, req{})
-	return found(ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)))
+	return found(ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err))).from(err)
 }
 
 // payloads selects the tasks whose tasks/result was answered and for which keep says yes
@@ -365,12 +368,12 @@ func judgeIDs(_ context.Context, r *runner, ev evidence) finding {
 		}
 		seen[c.task.id] = c.tool.name
 	}
-	f := each(ev.tasks, ev.none, func(c *call) string {
+	f := each(ev.tasks, ev.none, func(c *call) (string, error) {
 		p := entropy(c.task.id)
 		if p != "" && !r.o.Authorized {
 			p += " (no authorization context was sent, so the id is all that protects the task)"
 		}
-		return p
+		return p, nil
 	})
 	if r.o.Authorized {
 		f.level, f.override = Should, true
@@ -409,7 +412,7 @@ func metaProbe(ctx context.Context, r *runner, ev evidence) finding {
 	problem := ""
 	switch {
 	case err != nil:
-		problem = err.Error()
+		return failed(err, c.tool.name)
 	case m.Error != nil:
 		problem = fmt.Sprintf("a tasks/get of a retrievable task, with an unknown task in _meta related-task, got %s", describe(m, nil))
 	case str(obj(m.Result)["taskId"]) != c.task.id:
@@ -484,7 +487,7 @@ func versionHeader(ctx context.Context, r *runner, _ evidence) finding {
 	case err == nil:
 		status = 200
 	}
-	return found(ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)))
+	return found(ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err))).from(err)
 }
 
 // negotiationRules are the 2025-11-25 rules judged on tool calls of their own, once the
@@ -530,7 +533,10 @@ func requiredWithoutTask(ctx context.Context, r *runner, _ evidence) finding {
 		return skipped("no tool the checker may call has taskSupport required")
 	}
 	m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
-	p := r.wantError(m, err, rpc.CodeMethodNotFound, 0)
+	if err != nil {
+		return failed(err, required.name)
+	}
+	p := r.wantError(m, nil, rpc.CodeMethodNotFound, 0)
 	if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
 		p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
 	}
@@ -556,7 +562,7 @@ func forbiddenWithTask(ctx context.Context, r *runner, _ evidence) finding {
 		f.level, f.override = Must, true
 		return f
 	}
-	return found(ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name)
+	return found(ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name).from(err)
 }
 
 // legacyJudgements are the 2025-11-25 rules judged on what the tools showed, in the order they
@@ -582,7 +588,7 @@ var legacyJudgements = []judgement{
 	{id: "A11", whole: judgeRequests},
 	{id: "A7d", whole: metaProbe},
 	// A8: C25-TASKS §Task Cancellation.
-	{id: "A8", evidence: cancelledLegacy, judge: staysCancelled},
+	{id: "A8", evidence: cancelledLegacy, judge: staysCancelled, exchange: cancelErr},
 	{id: "A8b", whole: cancelFinishedLegacy},
 	{id: "A13", whole: judgeList},
 }
@@ -761,7 +767,7 @@ func cancelFinishedLegacy(ctx context.Context, r *runner, ev evidence) finding {
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
-	return found(ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name)
+	return found(ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name).from(err)
 }
 
 // judgeList: C25-TASKS §Task Listing: every task tasks/get can retrieve appears in tasks/list.
@@ -784,7 +790,7 @@ func judgeList(ctx context.Context, r *runner, ev evidence) finding {
 		}
 		m, err := r.send(lctx, "tasks/list", params, req{})
 		if err != nil || m.Error != nil {
-			return found("tasks/list got " + describe(m, err))
+			return found("tasks/list got " + describe(m, err)).from(err)
 		}
 		var lr struct {
 			Tasks []struct {

@@ -96,7 +96,12 @@ func onDiscover(fn func(d *discovered) finding) func(context.Context, *runner, e
 func discoverAnswers(_ context.Context, r *runner, _ evidence) finding {
 	d := &r.disc
 	if d.result == nil {
-		return finding{problem: describe(d.answer, d.err), alt: true}
+		f := failed(d.err)
+		if d.err == nil {
+			f = found(describe(d.answer, nil))
+		}
+		f.alt = true
+		return f
 	}
 	res := obj(d.result)
 	switch {
@@ -199,9 +204,11 @@ var listRules = []judgement{{id: "B17e", whole: listHints}}
 // not judged, and why, is said with the verdict.
 func listHints(ctx context.Context, r *runner, _ evidence) finding {
 	var bad []string
+	var errs []error
 	judge := func(method string, pages []*rpc.Message, err error) {
 		if len(pages) == 0 {
 			bad = append(bad, method+": "+describeErr(err))
+			errs = append(errs, err)
 			return
 		}
 		for i, p := range pages {
@@ -246,7 +253,7 @@ func listHints(ctx context.Context, r *runner, _ evidence) finding {
 	if problem == "" && len(notJudged) > 0 {
 		return finding{status: Pass, seen: "not judged: " + strings.Join(notJudged, "; ")}
 	}
-	return found(problem)
+	return found(problem).from(errors.Join(errs...))
 }
 
 // listPages fetches every page of a list method (at most 20, following nextCursor).
@@ -310,7 +317,10 @@ func nameMismatch(ctx context.Context, r *runner, ev evidence) finding {
 	}
 	id := ev.taskID()
 	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
-	return found(r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
+	if err != nil {
+		return failed(err)
+	}
+	return found(r.wantError(m, nil, rpc.CodeHeaderMismatch, http.StatusBadRequest))
 }
 
 // withoutExtension judges B30: EXT §Protocol Errors: tasks/* from a client that did not
@@ -321,6 +331,7 @@ func withoutExtension(ctx context.Context, r *runner, ev evidence) finding {
 	}
 	id := ev.taskID()
 	var bad []string
+	var errs []error
 	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		params := map[string]any{"taskId": id}
 		if method == "tasks/update" {
@@ -333,8 +344,9 @@ func withoutExtension(ctx context.Context, r *runner, ev evidence) finding {
 		if p := r.wantError(m, err, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
 			bad = append(bad, method+": "+p)
 		}
+		errs = append(errs, err)
 	}
-	return found(strings.Join(bad, "; "))
+	return found(strings.Join(bad, "; ")).from(errors.Join(errs...))
 }
 
 // modernJudgements are the 2026-07-28 rules judged on what the tools showed, in the order they
@@ -351,12 +363,12 @@ var modernJudgements = []judgement{
 	{id: "B33b", evidence: polledFinished, judge: stable},
 	{id: "B38", evidence: polledTwice, judge: kept},
 	{id: "B27", evidence: toolErrorTasks, judge: endsCompleted},
-	{id: "B28d", evidence: askedTasks, judge: updateAcks},
+	{id: "B28d", evidence: askedTasks, judge: updateAcks, exchange: updateErr},
 	{id: "B32", evidence: askedTasks, judge: inputKeys},
 	{id: "B22", evidence: plainCalls, judge: noTaskWithoutExtension},
 	{id: "B22b", evidence: refusedCalls, judge: refusedNamingExtension},
 	// B28: EXT §Task Cancellation.
-	{id: "B28", evidence: cancelledTasks, judge: cancelAck},
+	{id: "B28", evidence: cancelledTasks, judge: cancelAck, exchange: cancelErr},
 	{id: "B28c", whole: cancelFinishedModern},
 }
 
@@ -515,6 +527,9 @@ func updateAcks(_ *runner, c *call) string {
 	return ""
 }
 
+// updateErr is the error of the tasks/update exchanges of c's task (B28d).
+func updateErr(c *call) error { return errors.Join(c.task.updateErr...) }
+
 // inputKeys checks that inputRequests keys keep their request and ask only for what the
 // checker declared: elicitation (B32).
 func inputKeys(_ *runner, c *call) string {
@@ -625,6 +640,9 @@ func cancelledTasks(r *runner, ev evidence) ([]*call, string) {
 	return ev.or(r.cancelled(), "no tool's task was still working when it could be cancelled")
 }
 
+// cancelErr is the error of the tasks/cancel exchange of c's task (B28, A8).
+func cancelErr(c *call) error { return c.task.cancelErr }
+
 // cancelAck checks that tasks/cancel of a working task was an empty ack (B28).
 func cancelAck(_ *runner, c *call) string {
 	if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
@@ -645,9 +663,9 @@ func cancelFinishedModern(ctx context.Context, r *runner, ev evidence) finding {
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
-		return finding{cut: true, seen: err.Error()}
+		return failed(err)
 	case err != nil:
-		return found(err.Error(), f.tool.name)
+		return failed(err, f.tool.name)
 	case m.Error != nil:
 		return finding{status: Warn, tools: []string{f.tool.name}, seen: fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil))}
 	}
@@ -679,7 +697,7 @@ func listenRule(ctx context.Context, r *runner, ev evidence) finding {
 		return skipped(firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task completes by itself"), r.noTasks()))
 	}
 	if !r.budgetLeft(ctx) {
-		return finding{cut: true}
+		return failed(errBudget)
 	}
 	nc := r.callTool(ctx, pick.tool, pick.args, false)
 	if nc.task == nil {
@@ -696,7 +714,7 @@ func listenRule(ctx context.Context, r *runner, ev evidence) finding {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.problem == "" && ctx.Err() != nil && !w.done {
-		return finding{cut: true}
+		return failed(errBudget)
 	}
 	return found(w.verdict(err), pick.tool.name)
 }
