@@ -312,35 +312,18 @@ func TestEveryBudgetSkipIsACut(t *testing.T) {
 	}
 }
 
-// Every rule is one value of its era's tables: a catalogued rule of that era, judged one way
-// (a task rule, a probe or a whole rule), and every rule of the catalogue but the per-kind
-// schema rules (A0, B0) is in exactly one table.
-func TestJudgementsAreCatalogued(t *testing.T) {
-	tables := map[string][][]judgement{
-		rpc.VersionModern: {discoveryRules, modernProbes, listRules, listenRules, modernTaskProbes, modernJudgements, resultTypeRules},
-		rpc.VersionLegacy: {capsRules, legacyProbes, negotiationRules, legacyJudgements},
-	}
-	in := map[string]int{}
-	for era, ts := range tables {
-		for _, table := range ts {
-			for _, j := range table {
-				in[j.id]++
-				rule, ok := ruleOf(j.id)
-				ways := 0
-				for _, set := range []bool{j.judge != nil, j.probe != nil, j.whole != nil} {
-					if set {
-						ways++
-					}
-				}
-				if !ok || rule.Era != era || ways != 1 || j.evidence != nil && j.judge == nil {
-					t.Errorf("%s judgement %q: catalogued %v (era %s), judged %d ways", era, j.id, ok, rule.Era, ways)
-				}
+// Every rule is one value that says how it is judged: the rules of an era's file are of that
+// era, and every rule but the per-kind schema rules (A0, B0) has a phase and is judged exactly
+// one way (a task rule, a probe or a whole rule).
+func TestRulesSayHowTheyAreJudged(t *testing.T) {
+	for era, rules := range map[string][]Rule{rpc.VersionModern: rules2026, rpc.VersionLegacy: rules2025} {
+		for _, rule := range rules {
+			ways := btoi(rule.judge != nil) + btoi(rule.probe != nil) + btoi(rule.whole != nil)
+			schema := rule.ID == "A0" || rule.ID == "B0"
+			if rule.Era != era || schema != (rule.phase == perKind) || ways != 1-btoi(schema) ||
+				rule.evidence != nil && rule.judge == nil || rule.exchange != nil && rule.judge == nil {
+				t.Errorf("%s %s: era %s, phase %d, judged %d ways", era, rule.ID, rule.Era, rule.phase, ways)
 			}
-		}
-	}
-	for _, rule := range Rules {
-		if want := 1 - btoi(rule.ID == "A0" || rule.ID == "B0"); in[rule.ID] != want {
-			t.Errorf("%s is in %d tables, want %d", rule.ID, in[rule.ID], want)
 		}
 	}
 }

@@ -1,8 +1,8 @@
 package check
 
-// This file holds the one loop that judges rules: a rule's judging is a value (a judgement)
-// that finds what it finds (a finding), and judgeAll records every finding the same way,
-// under the rule's catalogue title and at its level.
+// This file holds the one loop that judges rules: each rule (a Rule value of its era's file)
+// says how it is judged, judging it gives a finding, and judgeAll records every finding the
+// same way, under the rule's title and at its level.
 
 import (
 	"context"
@@ -10,25 +10,6 @@ import (
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
-
-// judgement is how one rule is judged, as one value; its id names the catalogue entry that
-// gives it its title, section and level. It is judged in one of three ways:
-//   - a task rule selects the calls that show what it needs (evidence; every task when nil)
-//     and judges one call at a time (judge: a problem, or "");
-//   - a probe sends one deliberately wrong request and judges the error it gets;
-//   - a whole rule (several answers at once, a request of its own, a level of its own)
-//     returns its finding.
-type judgement struct {
-	id       string
-	evidence func(r *runner, ev evidence) (cs []*call, why string)
-	judge    func(r *runner, c *call) string
-	// exchange, for a task rule whose judge reads an exchange of the call (tasks/cancel,
-	// tasks/update), is that exchange's error: a problem built from an exchange the time
-	// budget cut is the budget's doing, not the server's.
-	exchange func(c *call) error
-	probe    *probe
-	whole    func(ctx context.Context, r *runner, ev evidence) finding
-}
 
 // finding is what judging a rule found, for judgeAll to record.
 type finding struct {
@@ -96,16 +77,19 @@ func (f finding) budgetCut() budgetCut {
 	return cutPart
 }
 
-// judgeAll judges every rule of a table, in order: the one loop of the checker's judgements.
-func (r *runner) judgeAll(ctx context.Context, table []judgement) {
+// judgeAll judges every rule of the era that is judged in phase p, in report order: the one
+// loop of the checker's judgements.
+func (r *runner) judgeAll(ctx context.Context, p phase) {
 	ev := evidence{tasks: r.taskCalls(), none: r.noTasks()}
-	for _, j := range table {
-		r.record(j.id, j.judgeOn(ctx, r, ev))
+	for _, rule := range Rules {
+		if rule.Era == r.era && rule.phase == p {
+			r.record(rule.ID, rule.judgeOn(ctx, r, ev))
+		}
 	}
 }
 
 // judgeOn judges one rule on the evidence of a run.
-func (j judgement) judgeOn(ctx context.Context, r *runner, ev evidence) finding {
+func (j Rule) judgeOn(ctx context.Context, r *runner, ev evidence) finding {
 	switch {
 	case j.probe != nil:
 		return r.sendProbe(ctx, j.probe)

@@ -59,7 +59,7 @@ func TestCapsRuleTypes(t *testing.T) {
 	} {
 		r := newRunner(Options{}, rpc.VersionLegacy, 0)
 		r.caps = json.RawMessage(tt.caps)
-		r.judgeAll(t.Context(), capsRules)
+		r.judgeAll(t.Context(), onDeclared)
 		res := r.results[0]
 		if tt.want == "" && res.Status != Pass || tt.want != "" && (res.Status != Fail || !strings.Contains(res.Seen, tt.want)) {
 			t.Errorf("%s: %s %q, want %q", tt.caps, res.Status, res.Seen, tt.want)

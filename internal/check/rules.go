@@ -26,9 +26,7 @@ func (r *runner) run(ctx context.Context) {
 		r.runLegacy(ctx)
 	}
 	r.judgeSchema()
-	if r.modern {
-		r.judgeAll(ctx, resultTypeRules)
-	}
+	r.judgeAll(ctx, onAnswers)
 	sort.SliceStable(r.results, func(i, j int) bool { return ruleLess(r.results[i].ID, r.results[j].ID) })
 }
 
@@ -59,9 +57,7 @@ func splitID(id string) (int, string) {
 // catalogue.
 func (r *runner) toolsPhase(ctx context.Context) {
 	r.toolPages, r.toolsErr = r.listTools(ctx)
-	if r.modern {
-		r.judgeAll(ctx, listRules)
-	}
+	r.judgeAll(ctx, onToolList)
 	if r.toolsErr != nil && len(r.tools) == 0 {
 		return
 	}
@@ -413,9 +409,6 @@ func (r *runner) judgeSchema() {
 		r.judged(Must, prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
 	}
 }
-
-// resultTypeRules judge, once every answer is in, the resultType of every 2026-07-28 result.
-var resultTypeRules = []judgement{{id: "B18", whole: resultTypes}}
 
 // resultTypes judges B18 on every result validated (wire.go counts them); no result was
 // validated when the server answered nothing.

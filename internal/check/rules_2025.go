@@ -1,11 +1,11 @@
 package check
 
-// This file holds the 2025-11-25 rules: the flow of an era (rules.go holds what both eras
-// share), the probes and the judgement of the tasks; among them, those that judge more than
-// one answer at a time: the shape of the tasks capability and what a server that does not declare it does with a task
-// (A1, A1b), the status notifications wherever they arrive (A6b), what tasks/result returns
-// and when (A9b, A9c), and the tasks/list cursor (A13b). docs/check-2025-11-25.md maps every
-// MUST of C25-TASKS to the rule that judges it.
+// This file holds the 2025-11-25 rules (rules2025) and the flow of the era (rules.go holds
+// what both eras share): the probes and the judgement of the tasks; among them, those that
+// judge more than one answer at a time: the shape of the tasks capability and what a server
+// that does not declare it does with a task (A1, A1b), the status notifications wherever they
+// arrive (A6b), what tasks/result returns and when (A9b, A9c), and the tasks/list cursor
+// (A13b). docs/check-2025-11-25.md maps every MUST of C25-TASKS to the rule that judges it.
 
 import (
 	"context"
@@ -19,6 +19,101 @@ import (
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
+
+// rules2025 are the 2025-11-25 rules, in report order. Each is one value: what the catalogue says
+// of it (docs/guide/check.md lists it), and how it is judged: in which phase of the era's
+// run, on what evidence, and how (judge.go).
+var rules2025 = []Rule{
+	{ID: "A0", Era: "2025-11-25", Title: "every answer matches the official schema", Doc: "every answer matches the official schema (one result per kind: A0:initialize, A0:tasks/get, A0:errors, …)",
+		Section: "C25-SCHEMA", Needs: "nothing; each tool call adds answers to validate"},
+	{ID: "A1", Era: "2025-11-25", Title: "tasks capability uses list, cancel and requests.tools.call", Doc: "the tasks capability uses list, cancel and requests.tools.call",
+		Section: "C25-TASKS §Server Capabilities", Needs: needsNothing,
+		phase: onDeclared, whole: capsShape},
+	{ID: "A1b", Era: "2025-11-25", Title: "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task",
+		Section: "C25-TASKS §Capabilities; §Task Support and Handling", Needs: "a tool the checker may call (only when tasks.requests.tools.call is not declared; else it passes)",
+		phase: afterTools, whole: undeclaredProbe},
+	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
+	// answer with a CreateTaskResult.
+	{ID: "A2", Era: "2025-11-25", Title: "a task-augmented call returns a CreateTaskResult {task:{…}}",
+		Section: "C25-TASKS §Result Retrieval, §Creating Tasks", Needs: "a tool with taskSupport optional or required",
+		phase: onTasks, evidence: augmented, judge: nested},
+	{ID: "A3", Era: "2025-11-25", Title: "a tool with taskSupport required, called without task, is refused with -32601", Doc: "a tool with taskSupport required, called without task, is refused with -32601 (-32600 accepted)",
+		Section: "C25-TASKS §Tool-Level Negotiation", Needs: "a tool with taskSupport required",
+		phase: afterTools, whole: requiredWithoutTask},
+	{ID: "A3b", Era: "2025-11-25", Title: "a tool without task support, called with task, is refused with -32601 (SHOULD)", Doc: "a tool without task support, called with task, is refused with -32601 (SHOULD: a warning)",
+		Section: "C25-TASKS §Tool-Level Negotiation", Needs: "a tool without task support that answers quickly", Level: Should,
+		phase: afterTools, whole: forbiddenWithTask},
+	{ID: "A4", Era: "2025-11-25", Title: "the first status of a task is working",
+		Section: "C25-TASKS §Task Status Lifecycle", Needs: needsTask,
+		phase: onTasks, judge: firstWorking},
+	{ID: "A5", Era: "2025-11-25", Title: "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl",
+		Section: "C25-TASKS §TTL and Resource Management; C25-SCHEMA Task", Needs: needsTask,
+		phase: onTasks, judge: taskFields},
+	{ID: "A6", Era: "2025-11-25", Title: "status transitions follow the graph; a terminal status never changes", Doc: "status transitions follow the graph; a terminal status never changes (watched for four more polls after the end, and after a cancel)",
+		Section: "C25-TASKS §Task Status Lifecycle", Needs: needsTask,
+		phase: onTasks, judge: seenStatuses},
+	{ID: "A6b", Era: "2025-11-25", Title: "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status",
+		Section: "C25-TASKS §Task Status Notification, §Task Status Lifecycle; C25-SCHEMA TaskStatusNotification", Needs: needsTask + "; a server that sends the notifications (they are optional: skipped with the reason when none came)",
+		phase: onTasks, whole: judgeNotes},
+	{ID: "A7", Era: "2025-11-25", Title: "an unknown taskId on tasks/get is -32602",
+		Section: "C25-TASKS §Error Handling", Needs: "the tasks capability",
+		phase: beforeTools, probe: &probe{skip: needsTasks, method: "tasks/get", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "A7b", Era: "2025-11-25", Title: "an unknown taskId on tasks/result is -32602",
+		Section: "C25-TASKS §Error Handling", Needs: "the tasks capability",
+		phase: beforeTools, probe: &probe{skip: needsTasks, method: "tasks/result", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "A7c", Era: "2025-11-25", Title: "an unknown taskId on tasks/cancel is -32602",
+		Section: "C25-TASKS §Error Handling", Needs: "the tasks capability",
+		phase: beforeTools, probe: &probe{skip: needsCancel, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "A7d", Era: "2025-11-25", Title: "tasks/get names its task by taskId, whatever related-task metadata the request carries",
+		Section: "C25-TASKS §Associating Task-Related Messages", Needs: needsTask,
+		phase: onTasks, whole: metaProbe},
+	// A8: C25-TASKS §Task Cancellation.
+	{ID: "A8", Era: "2025-11-25", Title: "tasks/cancel answers the task as cancelled, and it stays cancelled",
+		Section: "C25-TASKS §Task Cancellation", Needs: needsLong + "; tasks.cancel",
+		phase: onTasks, evidence: cancelledLegacy, judge: staysCancelled, exchange: cancelErr},
+	{ID: "A8b", Era: "2025-11-25", Title: "tasks/cancel of a finished task is refused with -32602",
+		Section: "C25-TASKS §Task Cancellation", Needs: needsFinished + "; tasks.cancel",
+		phase: onTasks, whole: cancelFinishedLegacy},
+	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
+	{ID: "A9", Era: "2025-11-25", Title: "tasks/result returns the result with related-task meta",
+		Section: "C25-TASKS §Related Task Metadata", Needs: needsFinished + " with a result",
+		phase: onTasks, evidence: paid, judge: relatedPayload},
+	{ID: "A9b", Era: "2025-11-25", Title: "tasks/result sent while a task is working or input_required answers only once the task is terminal",
+		Section: "C25-TASKS §Result Retrieval", Needs: "a tool whose task is still working (or asks for input) when the checker sends tasks/result",
+		phase: onTasks, evidence: earlyPayloads, judge: blocked},
+	{ID: "A9c", Era: "2025-11-25", Title: "tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result",
+		Section: "C25-TASKS §Result Retrieval", Needs: needsFinished + " with completed or failed",
+		phase: onTasks, evidence: endedPayloads, judge: sameAsRequest},
+	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
+	{ID: "A10", Era: "2025-11-25", Title: "a tool result with isError makes the task failed",
+		Section: "C25-TASKS §Task Execution Errors", Needs: needsToolErr + ", as a task",
+		phase: onTasks, evidence: paidToolErrors, judge: failedOnToolError},
+	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
+	{ID: "A11", Era: "2025-11-25", Title: "requests sent for a task in input_required carry related-task meta",
+		Section: "C25-TASKS §Input Required Status, §Associating Task-Related Messages", Needs: needsInput,
+		phase: onTasks, whole: judgeRequests},
+	{ID: "A12", Era: "2025-11-25", Title: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", Doc: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT: a warning)",
+		Section: "C25-TASKS §Associating Task-Related Messages; §Task Notifications", Needs: needsTask, Level: Should,
+		phase: onTasks, judge: unrelated},
+	{ID: "A13", Era: "2025-11-25", Title: "tasks/list shows every task tasks/get can retrieve",
+		Section: "C25-TASKS §Task Listing", Needs: needsTask + "; tasks.list",
+		phase: onTasks, whole: judgeList},
+	{ID: "A13b", Era: "2025-11-25", Title: "tasks/list with a cursor the server never gave is -32602",
+		Section: "C25-TASKS §Error Handling; §Task Listing", Needs: "tasks.list",
+		phase: beforeTools, whole: cursorProbe},
+	{ID: "A16", Era: "2025-11-25", Title: "an invalid MCP-Protocol-Version is refused with 400",
+		Section: "C25-TRANS §Protocol Version Header", Needs: needsHTTP,
+		phase: beforeTools, whole: versionHeader},
+	{ID: "A36", Era: "2025-11-25", Title: "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)",
+		Section: "C25-TASKS §Task ID Requirements; §Security Considerations", Needs: needsTask,
+		phase: onTasks, whole: judgeIDs},
+	{ID: "A38", Era: "2025-11-25", Title: "a task stays retrievable until its ttl has passed (may delete after)", Doc: "a task stays retrievable until its ttl has passed (a warning: the spec says \"MAY delete\" after)",
+		Section: "C25-TASKS §TTL and Resource Management", Needs: needsFinished, Level: Should,
+		phase: onTasks, evidence: polledTwice, judge: kept},
+}
 
 // statusNote is one notifications/tasks/status the server sent, on any stream.
 type statusNote struct {
@@ -125,9 +220,6 @@ func readCaps(rawCaps json.RawMessage) (tasksCaps, []string) {
 	sort.Strings(problems)
 	return caps, problems
 }
-
-// capsRules judge what initialize declares (A1).
-var capsRules = []judgement{{id: "A1", whole: capsShape}}
 
 // capsShape judges A1: the tasks capability uses list, cancel and requests.tools.call.
 func capsShape(_ context.Context, r *runner, _ evidence) finding {
@@ -436,29 +528,15 @@ func finalStatus(t *taskObs) string {
 func (r *runner) runLegacy(ctx context.Context) {
 	r.caps = r.c.Capabilities()
 	r.legacyCaps, _ = readCaps(r.caps)
-	r.judgeAll(ctx, capsRules)
+	r.judgeAll(ctx, onDeclared)
 	r.openStandalone(ctx)
-	r.judgeAll(ctx, legacyProbes)
+	r.judgeAll(ctx, beforeTools)
 	r.toolsPhase(ctx)
-	r.judgeAll(ctx, negotiationRules)
+	r.judgeAll(ctx, afterTools)
 	if r.legacyCaps.call && r.legacyCaps.cancel {
 		r.cancelPhase(ctx)
 	}
-	r.judgeAll(ctx, legacyJudgements)
-}
-
-// legacyProbes are the 2025-11-25 rules judged on requests the checker sends before it calls
-// a tool: task ids (A7, A7b, A7c) and a cursor (A13b) the server never gave, an invalid
-// protocol version header (A16).
-var legacyProbes = []judgement{
-	{id: "A7", probe: &probe{skip: needsTasks, method: "tasks/get", params: map[string]any{"taskId": unknownID},
-		code: rpc.CodeInvalidParams}},
-	{id: "A7b", probe: &probe{skip: needsTasks, method: "tasks/result", params: map[string]any{"taskId": unknownID},
-		code: rpc.CodeInvalidParams}},
-	{id: "A7c", probe: &probe{skip: needsCancel, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
-		code: rpc.CodeInvalidParams}},
-	{id: "A13b", whole: cursorProbe},
-	{id: "A16", whole: versionHeader},
+	r.judgeAll(ctx, onTasks)
 }
 
 // needsTasks skips a probe when initialize declares no tasks capability.
@@ -488,16 +566,6 @@ func versionHeader(ctx context.Context, r *runner, _ evidence) finding {
 		status = 200
 	}
 	return found(ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err))).from(err)
-}
-
-// negotiationRules are the 2025-11-25 rules judged on tool calls of their own, once the
-// catalogue has called every tool: what a server that does not declare tasks does with a
-// task (A1b), and C25-TASKS §Tool-Level Negotiation: a required tool called without task is
-// -32601 (A3); a tool without task support called with task SHOULD be -32601 (A3b).
-var negotiationRules = []judgement{
-	{id: "A1b", whole: undeclaredProbe},
-	{id: "A3", whole: requiredWithoutTask},
-	{id: "A3b", whole: forbiddenWithTask},
 }
 
 // negotiationTools picks the tools A3 and A3b call: the first the checker may call with
@@ -563,34 +631,6 @@ func forbiddenWithTask(ctx context.Context, r *runner, _ evidence) finding {
 		return f
 	}
 	return found(ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name).from(err)
-}
-
-// legacyJudgements are the 2025-11-25 rules judged on what the tools showed, in the order they
-// are judged.
-var legacyJudgements = []judgement{
-	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
-	// answer with a CreateTaskResult.
-	{id: "A2", evidence: augmented, judge: nested},
-	{id: "A4", judge: firstWorking},
-	{id: "A5", judge: taskFields},
-	{id: "A36", whole: judgeIDs},
-	{id: "A6", judge: seenStatuses},
-	{id: "A38", evidence: polledTwice, judge: kept},
-	{id: "A12", judge: unrelated},
-	{id: "A9b", evidence: earlyPayloads, judge: blocked},
-	{id: "A9c", evidence: endedPayloads, judge: sameAsRequest},
-	{id: "A6b", whole: judgeNotes},
-	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
-	{id: "A9", evidence: paid, judge: relatedPayload},
-	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
-	{id: "A10", evidence: paidToolErrors, judge: failedOnToolError},
-	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
-	{id: "A11", whole: judgeRequests},
-	{id: "A7d", whole: metaProbe},
-	// A8: C25-TASKS §Task Cancellation.
-	{id: "A8", evidence: cancelledLegacy, judge: staysCancelled, exchange: cancelErr},
-	{id: "A8b", whole: cancelFinishedLegacy},
-	{id: "A13", whole: judgeList},
 }
 
 // augmented selects the calls the checker augmented with task, when the server declares it

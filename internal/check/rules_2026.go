@@ -1,8 +1,8 @@
 package check
 
-// This file holds the rules of 2026-07-28 with the tasks extension: discovery, the probes
-// that need no tool, the task probes, subscriptions and the judgement of what the tools
-// showed. rules.go holds what both eras share.
+// This file holds the rules of 2026-07-28 with the tasks extension (rules2026) and the flow
+// of the era: discovery, the probes that need no tool, the task probes, subscriptions and the
+// judgement of what the tools showed. rules.go holds what both eras share.
 
 import (
 	"context"
@@ -18,17 +18,137 @@ import (
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
+// rules2026 are the 2026-07-28 rules, in report order. Each is one value: what the catalogue says
+// of it (docs/guide/check.md lists it), and how it is judged: in which phase of the era's
+// run, on what evidence, and how (judge.go).
+var rules2026 = []Rule{
+	{ID: "B0", Era: "2026-07-28", Title: "every answer matches the official schema", Doc: "every answer matches the official schema (one result per kind: B0:server/discover, B0:tools/call, B0:errors, …)",
+		Section: "C26-SCHEMA; EXT-SCHEMA", Needs: "nothing; each tool call adds answers to validate"},
+	{ID: "B17", Era: "2026-07-28", Title: "server/discover returns resultType complete and supportedVersions", Alt: "server/discover answers",
+		Section: "C26-DISC", Needs: needsNothing,
+		phase: onDeclared, whole: discoverAnswers},
+	{ID: "B17b", Era: "2026-07-28", Title: "tasks extension declared in capabilities.extensions with {}", Doc: "the tasks extension is declared with {}; a half-modern server (2026-07-28 listed, only the 2025-11-25 tasks capability) is a warning",
+		Section: "EXT §Capability Negotiation; SEP-2663 §Backward Compatibility", Needs: needsNothing,
+		phase: onDeclared, whole: onDiscover(extensionDeclared)},
+	{ID: "B17c", Era: "2026-07-28", Title: "server/discover carries _meta serverInfo (SHOULD)", Doc: "server/discover carries _meta serverInfo (SHOULD: a warning)",
+		Section: "C26-DISC", Needs: needsNothing, Level: Should,
+		phase: onDeclared, whole: onDiscover(serverInfo)},
+	{ID: "B17d", Era: "2026-07-28", Title: "server/discover carries the cache hints ttlMs and cacheScope",
+		Section: "C26-SCHEMA DiscoverResult (CacheableResult); C26-DISC", Needs: needsNothing,
+		phase: onDeclared, whole: onDiscover(func(d *discovered) finding { return found(cacheHints(d.result)) })},
+	{ID: "B17e", Era: "2026-07-28", Title: "every list result carries the cache hints ttlMs and cacheScope: tools/list, and prompts/list, resources/list and resources/templates/list when declared",
+		Section: "C26-SCHEMA ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult (CacheableResult)", Needs: needsNothing + "; the prompts and resources lists only when server/discover declares prompts or resources (else named as not judged)",
+		phase: onToolList, whole: listHints},
+	{ID: "B18", Era: "2026-07-28", Title: "every result carries resultType: complete, or task / input_required on tools/call only",
+		Section: "C26-BASIC §Result Responses; EXT §Polymorphic Results", Needs: needsNothing,
+		phase: onAnswers, whole: resultTypes},
+	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
+	{ID: "B19", Era: "2026-07-28", Title: "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
+		Section: "C26-BASIC §_meta", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "server/discover", q: req{noCaps: true},
+			code: rpc.CodeInvalidParams, status: http.StatusBadRequest}},
+	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
+	{ID: "B20", Era: "2026-07-28", Title: "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)",
+		Section: "C26-VER; C26-HTTP", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion},
+			code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest, judge: unsupportedData}},
+	{ID: "B21", Era: "2026-07-28", Title: "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020", Alt: "a mismatched Mcp-Name on tasks/get is refused",
+		Section: "C26-HTTP §Server Validation; EXT §Streamable HTTP: Routing Headers", Needs: needsHTTP + "; the tasks extension",
+		phase: onTasks, whole: nameMismatch},
+	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
+	{ID: "B21b", Era: "2026-07-28", Title: "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020", Alt: "an MCP-Protocol-Version header that differs from _meta is refused",
+		Section: "C26-HTTP §Server Validation, §Protocol Version Header", Needs: needsHTTP,
+		phase: beforeTools, probe: &probe{skip: needsHeaders, method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern},
+			code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest}},
+	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
+	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
+	{ID: "B21c", Era: "2026-07-28", Title: "ping, removed in 2026-07-28, is answered 404 and -32601",
+		Section: "C26-CHLOG (ping removed); C26-HTTP §Server Validation", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "ping", params: map[string]any{},
+			code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{ID: "B22", Era: "2026-07-28", Title: "tools/call without the extension declared never returns a task",
+		Section: "EXT §Capability Negotiation", Needs: needsTask + " (called again without the extension)",
+		phase: onTasks, evidence: plainCalls, judge: noTaskWithoutExtension},
+	{ID: "B22b", Era: "2026-07-28", Title: "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)",
+		Section: "EXT §Capability Negotiation; C26-BASIC (MissingRequiredClientCapability)", Needs: "a task tool that refuses to run without the extension",
+		phase: onTasks, evidence: refusedCalls, judge: refusedNamingExtension},
+	// B24: EXT-SCHEMA CreateTaskResult.
+	{ID: "B24", Era: "2026-07-28", Title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
+		Section: "EXT §Task Creation; EXT-SCHEMA CreateTaskResult", Needs: needsTask,
+		phase: onTasks, evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
+	// B25: EXT §Task Creation: task creation is strongly consistent.
+	{ID: "B25", Era: "2026-07-28", Title: "tasks/get right after creation succeeds",
+		Section: "EXT §Task Creation", Needs: needsTask,
+		phase: onTasks, judge: consistent},
+	// B26: EXT §Task Polling → Response.
+	{ID: "B26", Era: "2026-07-28", Title: "tasks/get carries the variant's field: inputRequests, result or error",
+		Section: "EXT §Task Polling; §Task Execution Errors", Needs: needsTask,
+		phase: onTasks, judge: variants},
+	{ID: "B27", Era: "2026-07-28", Title: "a tool result with isError ends completed with that result, not failed",
+		Section: "EXT §Task Execution Errors", Needs: needsToolErr + ", as a task",
+		phase: onTasks, evidence: toolErrorTasks, judge: endsCompleted},
+	// B28: EXT §Task Cancellation.
+	{ID: "B28", Era: "2026-07-28", Title: "tasks/cancel returns an empty ack with resultType complete",
+		Section: "EXT §Task Cancellation", Needs: needsLong,
+		phase: onTasks, evidence: cancelledTasks, judge: cancelAck, exchange: cancelErr},
+	{ID: "B28b", Era: "2026-07-28", Title: "tasks/cancel of an unknown task is -32602 (SHOULD)", Doc: "tasks/cancel of an unknown task is -32602 (SHOULD: a warning)",
+		Section: "EXT §Task Cancellation", Needs: "the tasks extension", Level: Should,
+		phase: onTasks, probe: &probe{skip: needsExtension, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "B28c", Era: "2026-07-28", Title: "tasks/cancel of a finished task is acknowledged (an error is allowed)", Doc: "tasks/cancel of a finished task is acknowledged (an error is allowed: a warning)",
+		Section: "EXT §Task Cancellation", Needs: needsFinished,
+		phase: onTasks, whole: cancelFinishedModern},
+	{ID: "B28d", Era: "2026-07-28", Title: "tasks/update returns an empty ack with resultType complete",
+		Section: "EXT §Task Update Requests", Needs: needsInput,
+		phase: onTasks, evidence: askedTasks, judge: updateAcks, exchange: updateErr},
+	{ID: "B29", Era: "2026-07-28", Title: "an unknown taskId on tasks/get is -32602",
+		Section: "EXT §Protocol Errors", Needs: "the tasks extension",
+		phase: onTasks, probe: &probe{skip: needsExtension, method: "tasks/get", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "B30", Era: "2026-07-28", Title: "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", Alt: "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021",
+		Section: "EXT §Protocol Errors; C26-BASIC (MissingRequiredClientCapability)", Needs: "the tasks extension",
+		phase: onTasks, whole: withoutExtension},
+	{ID: "B31", Era: "2026-07-28", Title: "tasks/result, removed in 2026-07-28, is answered 404 and -32601",
+		Section: "SEP-2663 §Backward Compatibility; C26-HTTP", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "tasks/result", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{ID: "B31a", Era: "2026-07-28", Title: "no 2025-11-25 tasks capability under 2026-07-28",
+		Section: "SEP-2663 §Backward Compatibility", Needs: needsNothing,
+		phase: onDeclared, whole: onDiscover(noLegacyTasks)},
+	{ID: "B31b", Era: "2026-07-28", Title: "tasks/list, removed in 2026-07-28, is answered 404 and -32601",
+		Section: "EXT §Supported Methods; SEP-2663 §Backward Compatibility; C26-HTTP", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "tasks/list", params: map[string]any{},
+			code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{ID: "B32", Era: "2026-07-28", Title: "inputRequests keys keep their request, and ask only for what the client declared",
+		Section: "EXT §Task Update Requests; C26-MRTR §Server Requirements", Needs: needsInput,
+		phase: onTasks, evidence: askedTasks, judge: inputKeys},
+	{ID: "B33", Era: "2026-07-28", Title: "status transitions follow the graph; a terminal status never changes",
+		Section: "EXT §Task Status", Needs: needsTask,
+		phase: onTasks, judge: seenStatuses},
+	{ID: "B33b", Era: "2026-07-28", Title: "a finished task polled again keeps its status and its result",
+		Section: "EXT §Task Status; §Task Polling", Needs: needsFinished,
+		phase: onTasks, evidence: polledFinished, judge: stable},
+	{ID: "B34", Era: "2026-07-28", Title: "subscriptions/listen acknowledges first, then pushes full tasks to the end", Doc: "subscriptions/listen acknowledges first, then pushes full tasks to the end (skipped when the server offers no subscriptions)",
+		Section: "EXT §Task Status Notifications; C26-SUBS", Needs: "a tool whose task completes without input",
+		phase: afterCancel, whole: listenRule},
+	{ID: "B36", Era: "2026-07-28", Title: "task ids look unguessable",
+		Section: "EXT §Security Considerations", Needs: needsTask,
+		phase: onTasks, judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
+	{ID: "B38", Era: "2026-07-28", Title: "a task stays retrievable until its ttlMs has passed (may discard after)", Doc: "a task stays retrievable until its ttlMs has passed (a warning: the spec says \"may discard after\")",
+		Section: "EXT §Tasks (ttlMs)", Needs: needsFinished, Level: Should,
+		phase: onTasks, evidence: polledTwice, judge: kept},
+}
+
 func (r *runner) runModern(ctx context.Context) {
 	r.discoverServer(ctx)
-	r.judgeAll(ctx, discoveryRules)
-	r.judgeAll(ctx, modernProbes)
+	r.judgeAll(ctx, onDeclared)
+	r.judgeAll(ctx, beforeTools)
 	r.toolsPhase(ctx)
 	if r.extension {
 		r.cancelPhase(ctx)
-		r.judgeAll(ctx, listenRules)
+		r.judgeAll(ctx, afterCancel)
 	}
-	r.judgeAll(ctx, modernTaskProbes)
-	r.judgeAll(ctx, modernJudgements)
+	r.judgeAll(ctx, onTasks)
 }
 
 // discovered is what server/discover answered, read once for the discovery rules.
@@ -63,22 +183,18 @@ func (r *runner) discoverServer(ctx context.Context) {
 	_, r.extension = r.disc.Capabilities.Extensions[rpc.TasksExtension]
 }
 
-// discoveryRules judge what server/discover answered. When it did not answer, B17 says so
-// under its Alt title and the others give no result.
-var discoveryRules = []judgement{
-	{id: "B17", whole: discoverAnswers},
-	{id: "B17c", whole: onDiscover(func(d *discovered) finding {
-		return found(ifNot(d.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.result)))
-	})},
-	{id: "B17d", whole: onDiscover(func(d *discovered) finding { return found(cacheHints(d.result)) })},
-	{id: "B17b", whole: onDiscover(extensionDeclared)},
-	// B31a: SEP-2663: legacy tasks capabilities are not advertised under 2026-07-28.
-	{id: "B31a", whole: onDiscover(func(d *discovered) finding {
-		if _, ok := d.Capabilities.Extensions[rpc.TasksExtension]; !ok {
-			return finding{omit: true}
-		}
-		return found(ifNot(!d.legacyTasks(), "capabilities.tasks = %s next to the extension", quote(d.Capabilities.Tasks)))
-	})},
+// serverInfo judges B17c: server/discover carries _meta serverInfo.
+func serverInfo(d *discovered) finding {
+	return found(ifNot(d.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.result)))
+}
+
+// noLegacyTasks judges B31a: SEP-2663: legacy tasks capabilities are not advertised under
+// 2026-07-28 (judged only beside the extension; B17b judges a server without it).
+func noLegacyTasks(d *discovered) finding {
+	if _, ok := d.Capabilities.Extensions[rpc.TasksExtension]; !ok {
+		return finding{omit: true}
+	}
+	return found(ifNot(!d.legacyTasks(), "capabilities.tasks = %s next to the extension", quote(d.Capabilities.Tasks)))
 }
 
 // onDiscover judges a rule on the answer of server/discover, and gives no result without one.
@@ -155,28 +271,6 @@ func cacheHints(res json.RawMessage) string {
 // badVersion is a protocol version no server speaks.
 const badVersion = "1999-01-01"
 
-// modernProbes are the 2026-07-28 rules judged on a deliberately wrong request that needs no
-// tool, in the order they are sent.
-var modernProbes = []judgement{
-	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
-	{id: "B19", probe: &probe{method: "server/discover", q: req{noCaps: true},
-		code: rpc.CodeInvalidParams, status: http.StatusBadRequest}},
-	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
-	{id: "B20", probe: &probe{method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion},
-		code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest, judge: unsupportedData}},
-	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
-	{id: "B21b", probe: &probe{skip: needsHeaders, method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern},
-		code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest}},
-	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
-	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
-	{id: "B21c", probe: &probe{method: "ping", params: map[string]any{},
-		code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
-	{id: "B31", probe: &probe{method: "tasks/result", params: map[string]any{"taskId": unknownID},
-		code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
-	{id: "B31b", probe: &probe{method: "tasks/list", params: map[string]any{},
-		code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
-}
-
 // unsupportedData checks the data of an UnsupportedProtocolVersion error (B20).
 func unsupportedData(_ *runner, m *rpc.Message) string {
 	var data struct {
@@ -192,9 +286,6 @@ func unsupportedData(_ *runner, m *rpc.Message) string {
 	}
 	return ""
 }
-
-// listRules judge the list results (of the tools the checker will call).
-var listRules = []judgement{{id: "B17e", whole: listHints}}
 
 // listHints judges B17e: every list result is a CacheableResult (C26-SCHEMA ListToolsResult,
 // ListPromptsResult, ListResourcesResult and ListResourceTemplatesResult require ttlMs and
@@ -284,18 +375,6 @@ func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, 
 	return pages, nil
 }
 
-// modernTaskProbes are the task-method probes: a mismatched Mcp-Name, unknown ids, tasks/*
-// without the extension. They use a real task id where the catalogue made one, and are
-// skipped when the server offers no tasks.
-var modernTaskProbes = []judgement{
-	{id: "B21", whole: nameMismatch},
-	{id: "B29", probe: &probe{skip: needsExtension, method: "tasks/get", params: map[string]any{"taskId": unknownID},
-		code: rpc.CodeInvalidParams}},
-	{id: "B28b", probe: &probe{skip: needsExtension, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
-		code: rpc.CodeInvalidParams}},
-	{id: "B30", whole: withoutExtension},
-}
-
 // needsExtension skips a task probe when the server does not declare the extension.
 func needsExtension(r *runner) string { return ifNot(r.extension, "%s", r.noTasks()) }
 
@@ -347,29 +426,6 @@ func withoutExtension(ctx context.Context, r *runner, ev evidence) finding {
 		errs = append(errs, err)
 	}
 	return found(strings.Join(bad, "; ")).from(errors.Join(errs...))
-}
-
-// modernJudgements are the 2026-07-28 rules judged on what the tools showed, in the order they
-// are judged.
-var modernJudgements = []judgement{
-	// B24: EXT-SCHEMA CreateTaskResult.
-	{id: "B24", evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
-	{id: "B36", judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
-	// B25: EXT §Task Creation: task creation is strongly consistent.
-	{id: "B25", judge: consistent},
-	// B26: EXT §Task Polling → Response.
-	{id: "B26", judge: variants},
-	{id: "B33", judge: seenStatuses},
-	{id: "B33b", evidence: polledFinished, judge: stable},
-	{id: "B38", evidence: polledTwice, judge: kept},
-	{id: "B27", evidence: toolErrorTasks, judge: endsCompleted},
-	{id: "B28d", evidence: askedTasks, judge: updateAcks, exchange: updateErr},
-	{id: "B32", evidence: askedTasks, judge: inputKeys},
-	{id: "B22", evidence: plainCalls, judge: noTaskWithoutExtension},
-	{id: "B22b", evidence: refusedCalls, judge: refusedNamingExtension},
-	// B28: EXT §Task Cancellation.
-	{id: "B28", evidence: cancelledTasks, judge: cancelAck, exchange: cancelErr},
-	{id: "B28c", whole: cancelFinishedModern},
 }
 
 // created selects every call that made a task, followed or not (B24).
@@ -678,9 +734,6 @@ func (r *runner) cancelFinished(ctx context.Context, c *call) (*rpc.Message, err
 	defer cancel()
 	return r.send(ctx, "tasks/cancel", map[string]any{"taskId": c.task.id}, req{})
 }
-
-// listenRules judge subscriptions/listen, after the cancel phase.
-var listenRules = []judgement{{id: "B34", whole: listenRule}}
 
 // listenRule (B34) opens subscriptions/listen for a new task of a tool that completes and
 // checks the stream: the acknowledgement comes first and lists the task, and
