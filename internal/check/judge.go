@@ -89,23 +89,23 @@ func (r *runner) judgeAll(ctx context.Context, p phase) {
 }
 
 // judgeOn judges one rule on the evidence of a run.
-func (j Rule) judgeOn(ctx context.Context, r *runner, ev evidence) finding {
+func (rule Rule) judgeOn(ctx context.Context, r *runner, ev evidence) finding {
 	switch {
-	case j.probe != nil:
-		return r.sendProbe(ctx, j.probe)
-	case j.whole != nil:
-		return j.whole(ctx, r, ev)
+	case rule.probe != nil:
+		return r.sendProbe(ctx, rule.probe)
+	case rule.whole != nil:
+		return rule.whole(ctx, r, ev)
 	}
 	cs, why := ev.tasks, ev.none
-	if j.evidence != nil {
-		cs, why = j.evidence(r, ev)
+	if rule.evidence != nil {
+		cs, why = rule.evidence(r, ev)
 	}
 	return each(cs, why, func(c *call) (string, error) {
-		p := j.judge(r, c)
-		if p == "" || j.exchange == nil {
+		p := rule.judge(r, c)
+		if p == "" || rule.exchange == nil {
 			return p, nil
 		}
-		return p, j.exchange(c)
+		return p, rule.exchange(c)
 	})
 }
 
