@@ -130,124 +130,29 @@ func (b *builder) build(s map[string]any, at string, depth int) (any, error) {
 		return e[0], nil
 	}
 	if all, ok := s["allOf"].([]any); ok && len(all) > 0 {
-		merged := map[string]any{}
-		for _, part := range all {
-			if pm, ok := part.(map[string]any); ok {
-				if err := b.charge(1 + len(pm)); err != nil {
-					return nil, err
-				}
-				for k, v := range pm {
-					if k == "required" {
-						req, _ := merged["required"].([]any)
-						more, _ := v.([]any)
-						merged["required"] = append(req, more...)
-						continue
-					}
-					if k == "properties" {
-						props, _ := merged["properties"].(map[string]any)
-						if props == nil {
-							props = map[string]any{}
-						}
-						more, _ := v.(map[string]any)
-						if err := b.charge(len(more)); err != nil {
-							return nil, err
-						}
-						for pk, pv := range more {
-							props[pk] = pv
-						}
-						merged["properties"] = props
-						continue
-					}
-					merged[k] = v
-				}
-			}
-		}
-		for k, v := range s {
-			if k != "allOf" {
-				if _, ok := merged[k]; !ok {
-					merged[k] = v
-				}
-			}
+		merged, err := b.mergeAllOf(s, all)
+		if err != nil {
+			return nil, err
 		}
 		return b.build(merged, at, depth+1)
 	}
 	for _, key := range []string{"oneOf", "anyOf"} {
 		if alts, ok := s[key].([]any); ok && len(alts) > 0 {
-			var firstErr error
-			for _, a := range alts {
-				am, ok := a.(map[string]any)
-				if !ok {
-					continue
-				}
-				if t, _ := am["type"].(string); t == "null" && len(alts) > 1 {
-					continue
-				}
-				v, err := b.build(am, at, depth+1)
-				if err == nil {
-					return v, nil
-				}
-				if fatal(err) {
-					return nil, err
-				}
-				if firstErr == nil {
-					firstErr = err
-				}
-			}
-			if firstErr != nil {
-				return nil, firstErr
+			if v, done, err := b.buildAlternative(alts, at, depth); done {
+				return v, err
 			}
 		}
 	}
+	return b.buildTyped(s, at, depth)
+}
+
+// buildTyped builds a value of the schema's type.
+func (b *builder) buildTyped(s map[string]any, at string, depth int) (any, error) {
 	switch typeOf(s) {
 	case "object":
-		out := map[string]any{}
-		props, _ := s["properties"].(map[string]any)
-		req, _ := s["required"].([]any)
-		names := make([]string, 0, len(req))
-		for _, n := range req {
-			if name, ok := n.(string); ok {
-				names = append(names, name)
-			}
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			ps, ok := props[name].(map[string]any)
-			if !ok {
-				if ap, ok := s["additionalProperties"].(map[string]any); ok {
-					ps = ap
-				} else {
-					ps = map[string]any{}
-				}
-			}
-			v, err := b.build(ps, join(at, name), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[name] = v
-		}
-		return out, nil
+		return b.buildObject(s, at, depth)
 	case "array":
-		min := num(s, "minItems", 0)
-		if min > maxItems {
-			return nil, fmt.Errorf("%s: needs at least %.0f items; mcptask check builds at most %d", where(at), min, maxItems)
-		}
-		n := int(min)
-		out := make([]any, 0, n)
-		items, _ := s["items"].(map[string]any)
-		if items == nil {
-			items = map[string]any{}
-		}
-		for i := 0; i < n; i++ {
-			v, err := b.build(items, fmt.Sprintf("%s[%d]", at, i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if s["uniqueItems"] == true && i > 0 {
-				return nil, fmt.Errorf("%s: needs %d distinct items, which cannot be built", where(at), n)
-			}
-			out = append(out, v)
-		}
-		return out, nil
+		return b.buildArray(s, at, depth)
 	case "string":
 		return b.buildString(s, at)
 	case "integer":
@@ -260,6 +165,133 @@ func (b *builder) build(s map[string]any, at string, depth int) (any, error) {
 		return nil, nil
 	}
 	return "check", nil // no type: any value will do
+}
+
+// mergeAllOf merges the parts of an allOf, and the schema's own keys beside it, into one
+// schema: required lists and properties add up, any other key of a later part wins.
+func (b *builder) mergeAllOf(s map[string]any, all []any) (map[string]any, error) {
+	merged := map[string]any{}
+	for _, part := range all {
+		pm, ok := part.(map[string]any)
+		if !ok {
+			continue
+		}
+		if err := b.charge(1 + len(pm)); err != nil {
+			return nil, err
+		}
+		for k, v := range pm {
+			switch k {
+			case "required":
+				req, _ := merged["required"].([]any)
+				more, _ := v.([]any)
+				merged["required"] = append(req, more...)
+			case "properties":
+				props, _ := merged["properties"].(map[string]any)
+				if props == nil {
+					props = map[string]any{}
+				}
+				more, _ := v.(map[string]any)
+				if err := b.charge(len(more)); err != nil {
+					return nil, err
+				}
+				for pk, pv := range more {
+					props[pk] = pv
+				}
+				merged["properties"] = props
+			default:
+				merged[k] = v
+			}
+		}
+	}
+	for k, v := range s {
+		if k != "allOf" {
+			if _, ok := merged[k]; !ok {
+				merged[k] = v
+			}
+		}
+	}
+	return merged, nil
+}
+
+// buildAlternative builds the first alternative of a oneOf or anyOf that can be built (null
+// last); done is false when no alternative is a schema, so the rest of s decides.
+func (b *builder) buildAlternative(alts []any, at string, depth int) (any, bool, error) {
+	var firstErr error
+	for _, a := range alts {
+		am, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		if t, _ := am["type"].(string); t == "null" && len(alts) > 1 {
+			continue
+		}
+		v, err := b.build(am, at, depth+1)
+		if err == nil {
+			return v, true, nil
+		}
+		if fatal(err) {
+			return nil, true, err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr != nil, firstErr
+}
+
+// buildObject builds an object with its required properties, in name order.
+func (b *builder) buildObject(s map[string]any, at string, depth int) (any, error) {
+	out := map[string]any{}
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	names := make([]string, 0, len(req))
+	for _, n := range req {
+		if name, ok := n.(string); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ps, ok := props[name].(map[string]any)
+		if !ok {
+			if ap, ok := s["additionalProperties"].(map[string]any); ok {
+				ps = ap
+			} else {
+				ps = map[string]any{}
+			}
+		}
+		v, err := b.build(ps, join(at, name), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// buildArray builds an array of the fewest items the schema allows.
+func (b *builder) buildArray(s map[string]any, at string, depth int) (any, error) {
+	min := num(s, "minItems", 0)
+	if min > maxItems {
+		return nil, fmt.Errorf("%s: needs at least %.0f items; mcptask check builds at most %d", where(at), min, maxItems)
+	}
+	n := int(min)
+	out := make([]any, 0, n)
+	items, _ := s["items"].(map[string]any)
+	if items == nil {
+		items = map[string]any{}
+	}
+	for i := 0; i < n; i++ {
+		v, err := b.build(items, fmt.Sprintf("%s[%d]", at, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if s["uniqueItems"] == true && i > 0 {
+			return nil, fmt.Errorf("%s: needs %d distinct items, which cannot be built", where(at), n)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func where(at string) string {

@@ -157,48 +157,13 @@ func Run(ctx context.Context, o Options) *Report {
 	if o.Budget <= 0 {
 		o.Budget = DefaultBudget
 	}
-	eras := o.Eras
-	if len(eras) == 0 {
-		eras = []string{rpc.VersionModern, rpc.VersionLegacy}
-	}
 	start := time.Now()
 	deadline := start.Add(o.Budget)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	rep := &Report{Budget: o.Budget}
 	runners := map[string]*runner{}
-	// First learn which eras the server speaks, so that the budget is shared between those
-	// only. The first era's connection is kept; the others are opened again when their turn
-	// comes (a 2025-11-25 session left idle meanwhile might expire).
-	type spoken struct {
-		era string
-		c   *rpc.Client
-		r   *runner
-	}
-	var eraList []spoken
-	connect := func(era string, r *runner) (*rpc.Client, error) {
-		cctx, cancel := context.WithTimeout(ctx, connectTimeout(o.Budget))
-		defer cancel()
-		return o.Connect(cctx, era, r.clientOptions())
-	}
-	for _, era := range eras {
-		r := newRunner(o, era, 0)
-		c, err := connect(era, r)
-		if err != nil {
-			seen := short("the server did not answer in " + era + ": " + err.Error())
-			if ctx.Err() != nil {
-				seen = "cut by the time budget before the server answered"
-				rep.Cut = append(rep.Cut, era+": everything (the budget ran out before the server answered)")
-			}
-			rep.Results = append(rep.Results, unspoken(era, seen))
-			continue
-		}
-		if len(eraList) > 0 {
-			c.Close()
-			c = nil
-		}
-		eraList = append(eraList, spoken{era, c, r})
-	}
+	eraList := spokenEras(ctx, o, rep)
 	for i, sp := range eraList {
 		// Each era gets an even share of what is left, so an era that finishes early leaves
 		// its time to the next.
@@ -208,13 +173,8 @@ func Run(ctx context.Context, o Options) *Report {
 		if c == nil {
 			r = newRunner(o, sp.era, share)
 			var err error
-			if c, err = connect(sp.era, r); err != nil {
-				seen := short("the server answered in " + sp.era + " once, then not again: " + err.Error())
-				if ctx.Err() != nil {
-					seen = "cut by the time budget before the server answered again"
-					rep.Cut = append(rep.Cut, sp.era+": everything (the budget ran out before the server answered again)")
-				}
-				rep.Results = append(rep.Results, unspoken(sp.era, seen))
+			if c, err = connectEra(ctx, o, sp.era, r); err != nil {
+				rep.unanswered(ctx, sp.era, "answered in "+sp.era+" once, then not again", "before the server answered again", err)
 				continue
 			}
 		}
@@ -228,6 +188,57 @@ func Run(ctx context.Context, o Options) *Report {
 	crossEra(rep, runners[rpc.VersionModern], runners[rpc.VersionLegacy])
 	rep.Used = time.Since(start)
 	return rep
+}
+
+// spoken is an era the server answered in, with the connection kept for the first one.
+type spoken struct {
+	era string
+	c   *rpc.Client
+	r   *runner
+}
+
+// spokenEras learns which eras the server speaks, so that the budget is shared between those
+// only. The first era's connection is kept; the others are opened again when their turn comes
+// (a 2025-11-25 session left idle meanwhile might expire). An era the server does not answer
+// in is reported as such.
+func spokenEras(ctx context.Context, o Options, rep *Report) []spoken {
+	eras := o.Eras
+	if len(eras) == 0 {
+		eras = []string{rpc.VersionModern, rpc.VersionLegacy}
+	}
+	var eraList []spoken
+	for _, era := range eras {
+		r := newRunner(o, era, 0)
+		c, err := connectEra(ctx, o, era, r)
+		if err != nil {
+			rep.unanswered(ctx, era, "did not answer in "+era, "before the server answered", err)
+			continue
+		}
+		if len(eraList) > 0 {
+			c.Close()
+			c = nil
+		}
+		eraList = append(eraList, spoken{era, c, r})
+	}
+	return eraList
+}
+
+// connectEra opens a client of one era for r, bounded by connectTimeout.
+func connectEra(ctx context.Context, o Options, era string, r *runner) (*rpc.Client, error) {
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout(o.Budget))
+	defer cancel()
+	return o.Connect(cctx, era, r.clientOptions())
+}
+
+// unanswered reports an era the server did not answer in: what it did not do (after "the
+// server "), or, when the budget ran out, that the budget cut everything before (when).
+func (rep *Report) unanswered(ctx context.Context, era, what, when string, err error) {
+	seen := short("the server " + what + ": " + err.Error())
+	if ctx.Err() != nil {
+		seen = "cut by the time budget " + when
+		rep.Cut = append(rep.Cut, era+": everything (the budget ran out "+when+")")
+	}
+	rep.Results = append(rep.Results, unspoken(era, seen))
 }
 
 // runOn checks one era over c, within share of the budget, and closes c.
@@ -282,11 +293,11 @@ type runner struct {
 	plainCalls map[string]int // tool -> plain tools/call in flight
 
 	// discovery
-	discover   json.RawMessage
-	extension  bool // 2026-07-28: the server declares the tasks extension
-	legacyCaps struct {
-		tasks, list, cancel, call bool
-	}
+	disc      discovered
+	extension bool // 2026-07-28: the server declares the tasks extension
+	// 2025-11-25: the capabilities initialize declared, and what they say of tasks.
+	caps       json.RawMessage
+	legacyCaps tasksCaps
 
 	// notes are the 2025-11-25 notifications/tasks/status received, in arrival order (A6b).
 	notes        []statusNote
@@ -298,8 +309,10 @@ type runner struct {
 
 	tools    []*toolInfo
 	toolsErr error
-	calls    []*call
-	handed   map[string]bool // task ids handed out outside the catalogue's calls (handed.go)
+	// toolPages are the pages tools/list answered (B17e judges their cache hints).
+	toolPages []*rpc.Message
+	calls     []*call
+	handed    map[string]bool // task ids handed out outside the catalogue's calls (handed.go)
 }
 
 func newRunner(o Options, era string, share time.Duration) *runner {
@@ -328,9 +341,10 @@ func (r *runner) clientOptions() rpc.ClientOptions {
 	}
 }
 
-// add records a result; its section comes from the catalogue (one source for the report and
-// docs/guide/check.md).
-func (r *runner) add(id, title string, st Status, seen string, tools ...string) {
+// addTitled records a result under the given title: a rule's own (record), or (the schema
+// rules) one that names the kind of answer. Its section comes from the catalogue (one source
+// for the report and docs/guide/check.md).
+func (r *runner) addTitled(id, title string, st Status, seen string, tools ...string) {
 	section := ""
 	if rule, ok := ruleOf(id); ok {
 		section = rule.Section
@@ -345,64 +359,44 @@ func (r *runner) add(id, title string, st Status, seen string, tools ...string) 
 	r.results = append(r.results, res)
 }
 
-// cutShort records that the time budget, not the server, kept a rule from being judged: a
+// ruleTitle is the title of a rule's results; ruleAlt its Alt title (the title when it has
+// none).
+func ruleTitle(id string) string {
+	rule, _ := ruleOf(id)
+	return rule.Title
+}
+
+func ruleAlt(id string) string {
+	rule, _ := ruleOf(id)
+	return firstNonEmpty(rule.Alt, rule.Title)
+}
+
+// ruleLevel is a rule's catalogue level (Must for an id the catalogue lacks).
+func ruleLevel(id string) Level {
+	rule, _ := ruleOf(id)
+	return rule.Level
+}
+
+// cutTitled records that the time budget, not the server, kept a rule from being judged: a
 // skip that the report's cuts list. seen says what was cut ("" when nothing more is known).
-func (r *runner) cutShort(id, title, seen string, tools ...string) {
+func (r *runner) cutTitled(id, title, seen string, tools ...string) {
 	if seen == "" {
 		seen = errBudget.Error()
 	}
-	r.add(id, title, Skip, seen, tools...)
+	r.addTitled(id, title, Skip, seen, tools...)
 	r.mu.Lock()
 	r.cut = append(r.cut, r.era+" "+id+" "+title)
 	r.mu.Unlock()
 }
 
-// verdict adds pass when problem is "", else what breaking the rule at its catalogue level
-// means: fail for a MUST, warn for a SHOULD.
-func (r *runner) verdict(id, title, problem string, tools ...string) {
-	level := Must
-	if rule, ok := ruleOf(id); ok {
-		level = rule.Level
+// judged records a verdict under the given title: pass when problem is "", else what
+// breaking the rule at level means: fail for a MUST, warn for a SHOULD.
+func (r *runner) judged(level Level, id, title, problem string, tools ...string) {
+	if problem == "" {
+		r.addTitled(id, title, Pass, "", tools...)
+		return
 	}
-	r.verdictAt(level, id, title, problem, tools...)
-}
-
-// verdictAt is verdict at a level other than the rule's: a part of a rule that the spec states
-// more (or less) strongly than the rest.
-func (r *runner) verdictAt(level Level, id, title, problem string, tools ...string) {
-	switch cut := cutIn(problem); {
-	case problem == "":
-		r.add(id, title, Pass, "", tools...)
-	case cut == cutWhole:
-		r.cutShort(id, title, problem, tools...)
-	case cut == cutPart:
-		// The budget ended an exchange the verdict needed: not the server's fault.
-		r.cutShort(id, title, errBudget.Error()+" ("+problem+")", tools...)
-	default:
-		r.add(id, title, level.broken(), problem, tools...)
-	}
-}
-
-// budgetCut says how the time budget kept a verdict from being made.
-type budgetCut int
-
-const (
-	uncut    budgetCut = iota
-	cutWhole           // the exchange the verdict needed was cut: the problem is the cut
-	cutPart            // an exchange among those the problem describes was cut
-)
-
-// cutIn says whether a problem is the time budget's doing. It is the one place that reads
-// the cut from words: problems are built from the errors of exchanges (describe, wantError),
-// and errBudget's text is what they keep of it.
-func cutIn(problem string) budgetCut {
-	switch {
-	case strings.HasPrefix(problem, errBudget.Error()):
-		return cutWhole
-	case strings.Contains(problem, errBudget.Error()):
-		return cutPart
-	}
-	return uncut
+	r.addTitled(id, title, level.broken(), problem, tools...)
 }
 
 // budgetLeft says whether there is time for another step, keeping a small reserve for the

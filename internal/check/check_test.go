@@ -192,6 +192,11 @@ func TestEveryResultIsCatalogued(t *testing.T) {
 		if rule.Era != r.Era || r.Section != rule.Section {
 			t.Errorf("%s: era %s section %q, the catalogue says %s %q", r.ID, r.Era, r.Section, rule.Era, rule.Section)
 		}
+		// One title per rule: a schema result names its kind of answer, any other result has
+		// its rule's title (or, for a part of the rule, its Alt).
+		if perKind := strings.Contains(r.ID, ":"); !perKind && r.Title != rule.Title && (rule.Alt == "" || r.Title != rule.Alt) {
+			t.Errorf("%s: title %q, the catalogue says %q", r.ID, r.Title, rule.Title)
+		}
 	}
 	for _, rule := range Rules {
 		if !seen[rule.ID] {
@@ -242,7 +247,7 @@ func TestReadmeListsEveryRule(t *testing.T) {
 	}
 	readme := string(b)
 	for _, rule := range Rules {
-		row := "| `" + rule.ID + "` | " + rule.Era + " | " + rule.Title + " | " + rule.Section + " | " + rule.Needs + " |"
+		row := "| `" + rule.ID + "` | " + rule.Era + " | " + rule.Description() + " | " + rule.Section + " | " + rule.Needs + " |"
 		if !strings.Contains(readme, row) {
 			t.Errorf("docs/guide/check.md lacks the row\n%s", row)
 		}
@@ -312,17 +317,25 @@ func TestEveryBudgetSkipIsACut(t *testing.T) {
 	}
 }
 
-// Every rule an era's judgement table names is a rule of the catalogue, of that era.
-func TestJudgementsAreCatalogued(t *testing.T) {
-	for era, table := range map[string][]judgement{rpc.VersionModern: modernJudgements, rpc.VersionLegacy: legacyJudgements} {
-		for _, j := range table {
-			if j.run != nil {
-				continue
-			}
-			rule, ok := ruleOf(j.id)
-			if !ok || rule.Era != era || j.judge == nil || j.title == "" {
-				t.Errorf("%s judgement %q: catalogued %v (era %s), judge set %v, title %q", era, j.id, ok, rule.Era, j.judge != nil, j.title)
+// Every rule is one value that says how it is judged: the rules of an era's file are of that
+// era, and every rule but the per-kind schema rules (A0, B0) has a phase and is judged exactly
+// one way (a task rule, a probe or a whole rule).
+func TestRulesSayHowTheyAreJudged(t *testing.T) {
+	for era, rules := range map[string][]Rule{rpc.VersionModern: rules2026, rpc.VersionLegacy: rules2025} {
+		for _, rule := range rules {
+			ways := btoi(rule.judge != nil) + btoi(rule.probe != nil) + btoi(rule.whole != nil)
+			schema := rule.ID == "A0" || rule.ID == "B0"
+			if rule.Era != era || schema != (rule.phase == perKind) || ways != 1-btoi(schema) ||
+				rule.evidence != nil && rule.judge == nil || rule.exchange != nil && rule.judge == nil {
+				t.Errorf("%s %s: era %s, phase %d, judged %d ways", era, rule.ID, rule.Era, rule.phase, ways)
 			}
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

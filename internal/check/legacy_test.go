@@ -34,7 +34,7 @@ func TestTaskIDRule(t *testing.T) {
 			for i, id := range tt.ids {
 				calls = append(calls, &call{tool: &toolInfo{name: string(rune('a' + i))}, task: &taskObs{id: id}})
 			}
-			r.judgeIDs(calls, "none")
+			r.record("A36", judgeIDs(t.Context(), r, evidence{tasks: calls, none: "none"}))
 			if len(r.results) != 1 || r.results[0].Status != tt.want {
 				t.Fatalf("%+v, want %s", r.results, tt.want)
 			}
@@ -58,13 +58,15 @@ func TestCapsRuleTypes(t *testing.T) {
 		{`{"tasks":"yes"}`, `capabilities.tasks is "yes", want an object`, false, false},
 	} {
 		r := newRunner(Options{}, rpc.VersionLegacy, 0)
-		r.capsRule(json.RawMessage(tt.caps))
+		r.caps = json.RawMessage(tt.caps)
+		r.judgeAll(t.Context(), onDeclared)
 		res := r.results[0]
 		if tt.want == "" && res.Status != Pass || tt.want != "" && (res.Status != Fail || !strings.Contains(res.Seen, tt.want)) {
 			t.Errorf("%s: %s %q, want %q", tt.caps, res.Status, res.Seen, tt.want)
 		}
-		if r.legacyCaps.list != tt.list || r.legacyCaps.call != tt.call {
-			t.Errorf("%s: list %v call %v, want %v %v", tt.caps, r.legacyCaps.list, r.legacyCaps.call, tt.list, tt.call)
+		caps, _ := readCaps(r.caps)
+		if caps.list != tt.list || caps.call != tt.call {
+			t.Errorf("%s: list %v call %v, want %v %v", tt.caps, caps.list, caps.call, tt.list, tt.call)
 		}
 	}
 }

@@ -95,11 +95,7 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 	defer l.mu.Unlock()
 	modern := era == rpc.EraModern
 	if err != nil {
-		if id, _ := params["taskId"].(string); modern && method == "tasks/get" && rpc.IsUnknownTask(err) {
-			if at, ok := l.created[id]; ok && l.Now().Sub(at) < 5*time.Second {
-				l.violate(serverViolation("B25", "EXT §Task Creation", id, fmt.Sprintf("tasks/get failed %s after the task was created; creation must be strongly consistent", l.Now().Sub(at).Round(time.Millisecond))))
-			}
-		}
+		l.failed(modern, method, params, err)
 		return
 	}
 	m := obj(result)
@@ -122,20 +118,7 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 		l.violate(serverViolation("fields", "schema Task", "", method+" answered a task without taskId"))
 		return
 	}
-	for _, k := range []string{"status", "createdAt", "lastUpdatedAt"} {
-		if _, ok := task[k]; !ok {
-			l.violate(serverViolation("fields", "schema Task", id, method+" answered a task without "+k))
-		}
-	}
-	wrong, right := []string{"ttlMs", "pollIntervalMs"}, "2025-11-25"
-	if modern {
-		wrong, right = []string{"ttl", "pollInterval"}, "2026-07-28"
-	}
-	for _, k := range wrong {
-		if _, ok := task[k]; ok {
-			l.violate(serverViolation("era-fields", "EXT-SCHEMA / C25-SCHEMA Task", id, fmt.Sprintf("%s carries %q, a field of the other era, on a %s connection", method, k, right)))
-		}
-	}
+	l.fields(modern, method, id, task)
 	if method == "tools/call" {
 		l.created[id] = l.Now()
 		if len(l.created) > maxLinted {
@@ -152,7 +135,11 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 		}
 	}
 	l.status[id] = st
-	// B32: an inputRequests key never changes its content.
+	l.inputKeys(id, task)
+}
+
+// inputKeys watches B32: an inputRequests key never changes its content.
+func (l *Linter) inputKeys(id string, task map[string]json.RawMessage) {
 	for k, v := range obj(task["inputRequests"]) {
 		if l.inputs[id] == nil {
 			l.inputs[id] = map[string]string{}
@@ -162,6 +149,36 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 			l.violate(serverViolation("B32", "EXT §Task Update Requests", id, fmt.Sprintf("inputRequests key %q was reused for a different request", k)))
 		}
 		l.inputs[id][k] = c
+	}
+}
+
+// failed watches a request that failed: a tasks/get that does not find a task created a
+// moment ago breaks B25 (task creation is strongly consistent).
+func (l *Linter) failed(modern bool, method string, params map[string]any, err error) {
+	id, _ := params["taskId"].(string)
+	if !modern || method != "tasks/get" || !rpc.IsUnknownTask(err) {
+		return
+	}
+	if at, ok := l.created[id]; ok && l.Now().Sub(at) < 5*time.Second {
+		l.violate(serverViolation("B25", "EXT §Task Creation", id, fmt.Sprintf("tasks/get failed %s after the task was created; creation must be strongly consistent", l.Now().Sub(at).Round(time.Millisecond))))
+	}
+}
+
+// fields checks that a task carries the fields every task has, and none of the other era's.
+func (l *Linter) fields(modern bool, method, id string, task map[string]json.RawMessage) {
+	for _, k := range []string{"status", "createdAt", "lastUpdatedAt"} {
+		if _, ok := task[k]; !ok {
+			l.violate(serverViolation("fields", "schema Task", id, method+" answered a task without "+k))
+		}
+	}
+	wrong, right := []string{"ttlMs", "pollIntervalMs"}, "2025-11-25"
+	if modern {
+		wrong, right = []string{"ttl", "pollInterval"}, "2026-07-28"
+	}
+	for _, k := range wrong {
+		if _, ok := task[k]; ok {
+			l.violate(serverViolation("era-fields", "EXT-SCHEMA / C25-SCHEMA Task", id, fmt.Sprintf("%s carries %q, a field of the other era, on a %s connection", method, k, right)))
+		}
 	}
 }
 

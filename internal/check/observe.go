@@ -432,48 +432,16 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			}
 		}
 		p := r.pollOnce(ctx, t)
-		m, err := p.msg, p.err
-		switch {
-		case errors.Is(err, errBudget):
-			r.cutTask(c)
-			return
-		case err != nil:
-			t.other = err
-			return
-		case m.Error != nil:
-			if m.Error.Code == rpc.CodeInvalidParams && !first {
-				t.mu.Lock()
-				t.vanished, t.vanishedAt = m.Error, time.Now()
-				t.mu.Unlock()
-			} else if !first {
-				t.other = m.Error
-			}
-			if first {
-				continue // B25 judges it; keep following
+		if p.err != nil || p.msg.Error != nil {
+			if r.pollFailed(c, p, first) {
+				continue
 			}
 			return
 		}
-		if p.status == "input_required" {
-			t.mu.Lock()
-			t.asked = true
-			t.mu.Unlock()
-			r.answerTask(ctx, c, m.Result)
-		} else if !r.modern && p.status != "" && !rpc.TaskStatus(p.status).Terminal() && r.takeEarly(t) {
-			// C25-TASKS §Result Retrieval: tasks/result on a task still working MUST block
-			// until the end; send it now, so that A9b can see whether it does.
-			r.startPayload(ctx, t, p.status)
-		}
+		r.onStatus(ctx, c, p)
 		if rpc.TaskStatus(p.status).Terminal() {
 			if extra < 0 {
-				extra = 2
-				if !r.modern {
-					// C25-TASKS §Task Status Lifecycle: a terminal status MUST NOT change;
-					// watch it over several poll intervals, not only at the first answer.
-					extra = terminalWatch
-				}
-				if !r.modern {
-					r.fetchPayload(ctx, t)
-				}
+				extra = r.terminalPolls(ctx, t)
 			}
 			if extra == 0 {
 				c.dur = time.Since(c.start)
@@ -491,6 +459,58 @@ func (r *runner) follow(ctx context.Context, c *call) {
 			return
 		}
 	}
+}
+
+// pollFailed records a poll that got no task (the budget's cut, a transport failure, a task
+// gone, another error), and says whether to keep following: only after the first poll, whose
+// error B25 judges.
+func (r *runner) pollFailed(c *call, p poll, first bool) (keep bool) {
+	t := c.task
+	switch {
+	case errors.Is(p.err, errBudget):
+		r.cutTask(c)
+		return false
+	case p.err != nil:
+		t.other = p.err
+		return false
+	case first:
+		return true // B25 judges it; keep following
+	case p.msg.Error.Code == rpc.CodeInvalidParams:
+		t.mu.Lock()
+		t.vanished, t.vanishedAt = p.msg.Error, time.Now()
+		t.mu.Unlock()
+	default:
+		t.other = p.msg.Error
+	}
+	return false
+}
+
+// onStatus does what a live status calls for: answer a task that asks for input, or (in
+// 2025-11-25) send tasks/result early.
+func (r *runner) onStatus(ctx context.Context, c *call, p poll) {
+	t := c.task
+	if p.status == "input_required" {
+		t.mu.Lock()
+		t.asked = true
+		t.mu.Unlock()
+		r.answerTask(ctx, c, p.msg.Result)
+	} else if !r.modern && p.status != "" && !rpc.TaskStatus(p.status).Terminal() && r.takeEarly(t) {
+		// C25-TASKS §Result Retrieval: tasks/result on a task still working MUST block
+		// until the end; send it now, so that A9b can see whether it does.
+		r.startPayload(ctx, t, p.status)
+	}
+}
+
+// terminalPolls is how many more polls follow a task's first terminal status; in 2025-11-25
+// it also fetches the task's tasks/result.
+func (r *runner) terminalPolls(ctx context.Context, t *taskObs) int {
+	if r.modern {
+		return 2
+	}
+	// C25-TASKS §Task Status Lifecycle: a terminal status MUST NOT change; watch it over
+	// several poll intervals, not only at the first answer.
+	r.fetchPayload(ctx, t)
+	return terminalWatch
 }
 
 // pollOnce sends one tasks/get for t and records the answer: its status, and the poll

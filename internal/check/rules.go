@@ -1,10 +1,11 @@
 package check
 
 // This file holds what the rules of both eras share: the flow of a run, the catalogue of tools,
-// cancellation, judging task by task, and the schema rules. rules_2026.go and rules_2025.go
-// hold each era's own rules. Rule ids follow PROTOCOL.md §6 (A1-A16 are 2025-11-25, B17-B38 are 2026-07-28); a letter
-// suffix marks a further rule under the same item, and A0/B0 are the schema rules, one result
-// per kind of answer.
+// cancellation, the evidence task rules select from, and the schema rules; judge.go holds the
+// loop that judges every rule, rules_2026.go and rules_2025.go each era's own rules. Rule ids
+// follow PROTOCOL.md §6 (A1-A16 are 2025-11-25, B17-B38 are 2026-07-28); a letter suffix marks
+// a further rule under the same item, and A0/B0 are the schema rules, one result per kind of
+// answer.
 
 import (
 	"context"
@@ -25,6 +26,7 @@ func (r *runner) run(ctx context.Context) {
 		r.runLegacy(ctx)
 	}
 	r.judgeSchema()
+	r.judgeAll(ctx, onAnswers)
 	sort.SliceStable(r.results, func(i, j int) bool { return ruleLess(r.results[i].ID, r.results[j].ID) })
 }
 
@@ -54,15 +56,10 @@ func splitID(id string) (int, string) {
 // toolsPhase lists the tools, checks the cache hints of the list results, and runs the
 // catalogue.
 func (r *runner) toolsPhase(ctx context.Context) {
-	pages, err := r.listTools(ctx)
-	if r.modern {
-		r.listHints(ctx, pages, err)
-	}
-	if err != nil {
-		r.toolsErr = err
-		if len(r.tools) == 0 {
-			return
-		}
+	r.toolPages, r.toolsErr = r.listTools(ctx)
+	r.judgeAll(ctx, onToolList)
+	if r.toolsErr != nil && len(r.tools) == 0 {
+		return
 	}
 	r.plan(ctx)
 	r.catalogue(ctx)
@@ -143,31 +140,6 @@ func names(cs []*call) []string {
 	return dedupe(out)
 }
 
-// judgeTasks judges each task with fn (a problem or ""): it fails (or warns, for a SHOULD) on
-// the first problem, and skips with why when there is no task.
-func (r *runner) judgeTasks(id, title string, cs []*call, why string, fn func(c *call) string) {
-	level := Must
-	if rule, ok := ruleOf(id); ok {
-		level = rule.Level
-	}
-	r.judgeTasksAt(level, id, title, cs, why, fn)
-}
-
-// judgeTasksAt is judgeTasks at a level other than the rule's.
-func (r *runner) judgeTasksAt(level Level, id, title string, cs []*call, why string, fn func(c *call) string) {
-	if len(cs) == 0 {
-		r.add(id, title, Skip, why)
-		return
-	}
-	for _, c := range cs {
-		if p := fn(c); p != "" {
-			r.verdictAt(level, id, title, c.tool.name+": "+p, c.tool.name)
-			return
-		}
-	}
-	r.verdictAt(level, id, title, "", names(cs)...)
-}
-
 // evidence is what an era's judgements start from: the calls that made a task the checker
 // could follow, and why there is none when there is none.
 type evidence struct {
@@ -182,66 +154,6 @@ func (ev evidence) or(cs []*call, why string) ([]*call, string) {
 		return cs, why
 	}
 	return cs, ev.none
-}
-
-// judgement is one rule judged on the evidence of a run, as one value. A task rule has the
-// title of its result, selects the calls that show what it needs (every task when evidence is
-// nil) and judges one call (a problem, or ""); its level is the catalogue's. A rule that needs
-// more (a probe, several answers at once, a level of its own) runs as a whole instead.
-type judgement struct {
-	id, title string
-	evidence  func(r *runner, ev evidence) (cs []*call, why string)
-	judge     func(r *runner, c *call) string
-	run       func(ctx context.Context, r *runner, ev evidence)
-}
-
-// judgeAll judges every rule of an era's table, in order: the one loop of its judgements.
-func (r *runner) judgeAll(ctx context.Context, table []judgement) {
-	ev := evidence{tasks: r.taskCalls(), none: r.noTasks()}
-	for _, j := range table {
-		if j.run != nil {
-			j.run(ctx, r, ev)
-			continue
-		}
-		cs, why := ev.tasks, ev.none
-		if j.evidence != nil {
-			cs, why = j.evidence(r, ev)
-		}
-		r.judgeTasks(j.id, j.title, cs, why, func(c *call) string { return j.judge(r, c) })
-	}
-}
-
-// probe is a rule judged on one deliberately wrong request the checker sends itself, as one
-// value: its result's title, why it cannot run here (skip, under skipTitle when that differs),
-// the request, the error its answer must be, and any further judgement of that error.
-type probe struct {
-	id, title string
-	skip      func(r *runner) string
-	skipTitle string
-	method    string
-	params    map[string]any
-	q         req
-	code      int64
-	status    int // the HTTP status the answer must have; 0 for any
-	judge     func(r *runner, m *rpc.Message) string
-}
-
-// probeAll sends every probe of a table, in order, and judges its answer.
-func (r *runner) probeAll(ctx context.Context, probes []probe) {
-	for _, p := range probes {
-		if p.skip != nil {
-			if why := p.skip(r); why != "" {
-				r.add(p.id, firstNonEmpty(p.skipTitle, p.title), Skip, why)
-				continue
-			}
-		}
-		m, err := r.send(ctx, p.method, p.params, p.q)
-		problem := r.wantError(m, err, p.code, p.status)
-		if problem == "" && p.judge != nil {
-			problem = p.judge(r, m)
-		}
-		r.verdict(p.id, p.title, problem)
-	}
 }
 
 // needsHeaders skips a probe of the HTTP headers on stdio.
@@ -471,6 +383,8 @@ func firstNonEmpty(s ...string) string {
 // ---------------------------------------------------------------------------------------------
 // Schemas and resultType (both eras)
 
+// judgeSchema judges the schema rules A0 and B0: one result per kind of answer, named and
+// titled by its kind, so these are the only results whose titles are not their rule's.
 func (r *runner) judgeSchema() {
 	r.mu.Lock()
 	kinds := make([]string, 0, len(r.schemaN))
@@ -478,7 +392,6 @@ func (r *runner) judgeSchema() {
 		kinds = append(kinds, k)
 	}
 	n, bad := r.schemaN, r.schemaBad
-	rtN, rtBad := r.resultTypeN, r.resultTypeBad
 	r.mu.Unlock()
 	sort.Strings(kinds)
 	prefix := "A0:"
@@ -493,13 +406,19 @@ func (r *runner) judgeSchema() {
 		case "other":
 			title = fmt.Sprintf("other results match the schema's Result (%d seen)", n[k])
 		}
-		r.verdict(prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
+		r.judged(Must, prefix+k, title, ifNot(len(bad[k]) == 0, "%d of %d invalid: %s", len(bad[k]), n[k], joinMax(dedupeSorted(bad[k]), 2)))
 	}
-	if r.modern && rtN > 0 {
-		r.verdict("B18", "every result carries resultType: complete, or task / input_required on tools/call only",
-			joinMax(dedupeSorted(rtBad), 3))
+}
 
+// resultTypes judges B18 on every result validated (wire.go counts them); no result was
+// validated when the server answered nothing.
+func resultTypes(_ context.Context, r *runner, _ evidence) finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resultTypeN == 0 {
+		return finding{omit: true}
 	}
+	return found(joinMax(dedupeSorted(r.resultTypeBad), 3))
 }
 
 func dedupeSorted(s []string) []string {

@@ -1,11 +1,11 @@
 package check
 
-// This file holds the 2025-11-25 rules: the flow of an era (rules.go holds what both eras
-// share), the probes and the judgement of the tasks; among them, those that judge more than
-// one answer at a time: the shape of the tasks capability and what a server that does not declare it does with a task
-// (A1, A1b), the status notifications wherever they arrive (A6b), what tasks/result returns
-// and when (A9b, A9c), and the tasks/list cursor (A13b). docs/check-2025-11-25.md maps every
-// MUST of C25-TASKS to the rule that judges it.
+// This file holds the 2025-11-25 rules (rules2025) and the flow of the era (rules.go holds
+// what both eras share): the probes and the judgement of the tasks; among them, those that
+// judge more than one answer at a time: the shape of the tasks capability and what a server
+// that does not declare it does with a task (A1, A1b), the status notifications wherever they
+// arrive (A6b), what tasks/result returns and when (A9b, A9c), and the tasks/list cursor
+// (A13b). docs/check-2025-11-25.md maps every MUST of C25-TASKS to the rule that judges it.
 
 import (
 	"context"
@@ -19,6 +19,101 @@ import (
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
+
+// rules2025 are the 2025-11-25 rules, in report order. Each is one value: what the catalogue says
+// of it (docs/guide/check.md lists it), and how it is judged: in which phase of the era's
+// run, on what evidence, and how (judge.go).
+var rules2025 = []Rule{
+	{ID: "A0", Era: "2025-11-25", Title: "every answer matches the official schema", Doc: "every answer matches the official schema (one result per kind: A0:initialize, A0:tasks/get, A0:errors, …)",
+		Section: "C25-SCHEMA", Needs: "nothing; each tool call adds answers to validate"},
+	{ID: "A1", Era: "2025-11-25", Title: "tasks capability uses list, cancel and requests.tools.call", Doc: "the tasks capability uses list, cancel and requests.tools.call",
+		Section: "C25-TASKS §Server Capabilities", Needs: needsNothing,
+		phase: onDeclared, whole: capsShape},
+	{ID: "A1b", Era: "2025-11-25", Title: "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task",
+		Section: "C25-TASKS §Capabilities; §Task Support and Handling", Needs: "a tool the checker may call (only when tasks.requests.tools.call is not declared; else it passes)",
+		phase: afterTools, whole: undeclaredProbe},
+	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
+	// answer with a CreateTaskResult.
+	{ID: "A2", Era: "2025-11-25", Title: "a task-augmented call returns a CreateTaskResult {task:{…}}",
+		Section: "C25-TASKS §Result Retrieval, §Creating Tasks", Needs: "a tool with taskSupport optional or required",
+		phase: onTasks, evidence: augmented, judge: nested},
+	{ID: "A3", Era: "2025-11-25", Title: "a tool with taskSupport required, called without task, is refused with -32601", Doc: "a tool with taskSupport required, called without task, is refused with -32601 (-32600 accepted)",
+		Section: "C25-TASKS §Tool-Level Negotiation", Needs: "a tool with taskSupport required",
+		phase: afterTools, whole: requiredWithoutTask},
+	{ID: "A3b", Era: "2025-11-25", Title: "a tool without task support, called with task, is refused with -32601 (SHOULD)", Doc: "a tool without task support, called with task, is refused with -32601 (SHOULD: a warning)",
+		Section: "C25-TASKS §Tool-Level Negotiation", Needs: "a tool without task support that answers quickly", Level: Should,
+		phase: afterTools, whole: forbiddenWithTask},
+	{ID: "A4", Era: "2025-11-25", Title: "the first status of a task is working",
+		Section: "C25-TASKS §Task Status Lifecycle", Needs: needsTask,
+		phase: onTasks, judge: firstWorking},
+	{ID: "A5", Era: "2025-11-25", Title: "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl",
+		Section: "C25-TASKS §TTL and Resource Management; C25-SCHEMA Task", Needs: needsTask,
+		phase: onTasks, judge: taskFields},
+	{ID: "A6", Era: "2025-11-25", Title: "status transitions follow the graph; a terminal status never changes", Doc: "status transitions follow the graph; a terminal status never changes (watched for four more polls after the end, and after a cancel)",
+		Section: "C25-TASKS §Task Status Lifecycle", Needs: needsTask,
+		phase: onTasks, judge: seenStatuses},
+	{ID: "A6b", Era: "2025-11-25", Title: "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status",
+		Section: "C25-TASKS §Task Status Notification, §Task Status Lifecycle; C25-SCHEMA TaskStatusNotification", Needs: needsTask + "; a server that sends the notifications (they are optional: skipped with the reason when none came)",
+		phase: onTasks, whole: judgeNotes},
+	{ID: "A7", Era: "2025-11-25", Title: "an unknown taskId on tasks/get is -32602",
+		Section: "C25-TASKS §Error Handling", Needs: "the tasks capability",
+		phase: beforeTools, probe: &probe{skip: needsTasks, method: "tasks/get", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "A7b", Era: "2025-11-25", Title: "an unknown taskId on tasks/result is -32602",
+		Section: "C25-TASKS §Error Handling", Needs: "the tasks capability",
+		phase: beforeTools, probe: &probe{skip: needsTasks, method: "tasks/result", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "A7c", Era: "2025-11-25", Title: "an unknown taskId on tasks/cancel is -32602",
+		Section: "C25-TASKS §Error Handling", Needs: "the tasks capability",
+		phase: beforeTools, probe: &probe{skip: needsCancel, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "A7d", Era: "2025-11-25", Title: "tasks/get names its task by taskId, whatever related-task metadata the request carries",
+		Section: "C25-TASKS §Associating Task-Related Messages", Needs: needsTask,
+		phase: onTasks, whole: metaProbe},
+	// A8: C25-TASKS §Task Cancellation.
+	{ID: "A8", Era: "2025-11-25", Title: "tasks/cancel answers the task as cancelled, and it stays cancelled",
+		Section: "C25-TASKS §Task Cancellation", Needs: needsLong + "; tasks.cancel",
+		phase: onTasks, evidence: cancelledLegacy, judge: staysCancelled, exchange: cancelErr},
+	{ID: "A8b", Era: "2025-11-25", Title: "tasks/cancel of a finished task is refused with -32602",
+		Section: "C25-TASKS §Task Cancellation", Needs: needsFinished + "; tasks.cancel",
+		phase: onTasks, whole: cancelFinishedLegacy},
+	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
+	{ID: "A9", Era: "2025-11-25", Title: "tasks/result returns the result with related-task meta",
+		Section: "C25-TASKS §Related Task Metadata", Needs: needsFinished + " with a result",
+		phase: onTasks, evidence: paid, judge: relatedPayload},
+	{ID: "A9b", Era: "2025-11-25", Title: "tasks/result sent while a task is working or input_required answers only once the task is terminal",
+		Section: "C25-TASKS §Result Retrieval", Needs: "a tool whose task is still working (or asks for input) when the checker sends tasks/result",
+		phase: onTasks, evidence: earlyPayloads, judge: blocked},
+	{ID: "A9c", Era: "2025-11-25", Title: "tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result",
+		Section: "C25-TASKS §Result Retrieval", Needs: needsFinished + " with completed or failed",
+		phase: onTasks, evidence: endedPayloads, judge: sameAsRequest},
+	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
+	{ID: "A10", Era: "2025-11-25", Title: "a tool result with isError makes the task failed",
+		Section: "C25-TASKS §Task Execution Errors", Needs: needsToolErr + ", as a task",
+		phase: onTasks, evidence: paidToolErrors, judge: failedOnToolError},
+	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
+	{ID: "A11", Era: "2025-11-25", Title: "requests sent for a task in input_required carry related-task meta",
+		Section: "C25-TASKS §Input Required Status, §Associating Task-Related Messages", Needs: needsInput,
+		phase: onTasks, whole: judgeRequests},
+	{ID: "A12", Era: "2025-11-25", Title: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", Doc: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT: a warning)",
+		Section: "C25-TASKS §Associating Task-Related Messages; §Task Notifications", Needs: needsTask, Level: Should,
+		phase: onTasks, judge: unrelated},
+	{ID: "A13", Era: "2025-11-25", Title: "tasks/list shows every task tasks/get can retrieve",
+		Section: "C25-TASKS §Task Listing", Needs: needsTask + "; tasks.list",
+		phase: onTasks, whole: judgeList},
+	{ID: "A13b", Era: "2025-11-25", Title: "tasks/list with a cursor the server never gave is -32602",
+		Section: "C25-TASKS §Error Handling; §Task Listing", Needs: "tasks.list",
+		phase: beforeTools, whole: cursorProbe},
+	{ID: "A16", Era: "2025-11-25", Title: "an invalid MCP-Protocol-Version is refused with 400",
+		Section: "C25-TRANS §Protocol Version Header", Needs: needsHTTP,
+		phase: beforeTools, whole: versionHeader},
+	{ID: "A36", Era: "2025-11-25", Title: "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)",
+		Section: "C25-TASKS §Task ID Requirements; §Security Considerations", Needs: needsTask,
+		phase: onTasks, whole: judgeIDs},
+	{ID: "A38", Era: "2025-11-25", Title: "a task stays retrievable until its ttl has passed (may delete after)", Doc: "a task stays retrievable until its ttl has passed (a warning: the spec says \"MAY delete\" after)",
+		Section: "C25-TASKS §TTL and Resource Management", Needs: needsFinished, Level: Should,
+		phase: onTasks, evidence: polledTwice, judge: kept},
+}
 
 // statusNote is one notifications/tasks/status the server sent, on any stream.
 type statusNote struct {
@@ -74,16 +169,19 @@ func (r *runner) openStandalone(ctx context.Context) {
 	r.standalone = "open"
 }
 
-// capsRule judges A1 on the raw capabilities object, so that wrong JSON types are a finding
-// with what was seen (a key that is present counts as declared, whatever its type, so that
-// the other rules still run).
-func (r *runner) capsRule(rawCaps json.RawMessage) {
-	const a1 = "tasks capability uses list, cancel and requests.tools.call"
-	caps := obj(rawCaps)
-	raw, ok := caps["tasks"]
+// tasksCaps is what initialize declares of the tasks capability.
+type tasksCaps struct {
+	tasks, list, cancel, call bool
+}
+
+// readCaps reads the tasks capability from the raw capabilities object, and says what is
+// wrong with its shape (A1): wrong JSON types are a finding with what was seen, and a key
+// that is present counts as declared, whatever its type, so that the other rules still run.
+func readCaps(rawCaps json.RawMessage) (tasksCaps, []string) {
+	var caps tasksCaps
+	raw, ok := obj(rawCaps)["tasks"]
 	if !ok || string(raw) == "null" {
-		r.add("A1", a1, Skip, "initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
-		return
+		return caps, nil
 	}
 	var problems []string
 	object := func(path string, v json.RawMessage) map[string]json.RawMessage {
@@ -99,28 +197,37 @@ func (r *runner) capsRule(rawCaps json.RawMessage) {
 			problems = append(problems, "unknown key tasks."+k)
 		}
 	}
-	r.legacyCaps.tasks = true
+	caps.tasks = true
 	if v, ok := tasks["list"]; ok {
-		r.legacyCaps.list = true
+		caps.list = true
 		object("tasks.list", v)
 	}
 	if v, ok := tasks["cancel"]; ok {
-		r.legacyCaps.cancel = true
+		caps.cancel = true
 		object("tasks.cancel", v)
 	}
 	if v, ok := tasks["requests"]; ok {
 		if tools, ok := object("tasks.requests", v)["tools"]; ok {
 			if call, ok := object("tasks.requests.tools", tools)["call"]; ok {
-				r.legacyCaps.call = true
+				caps.call = true
 				object("tasks.requests.tools.call", call)
 			}
 		}
 	}
-	if !r.legacyCaps.call {
+	if !caps.call {
 		problems = append(problems, "tasks.requests.tools.call is not declared, so no tool can run as a task")
 	}
 	sort.Strings(problems)
-	r.verdict("A1", a1, strings.Join(problems, "; "))
+	return caps, problems
+}
+
+// capsShape judges A1: the tasks capability uses list, cancel and requests.tools.call.
+func capsShape(_ context.Context, r *runner, _ evidence) finding {
+	caps, problems := readCaps(r.caps)
+	if !caps.tasks {
+		return skipped("initialize declares no tasks capability: the server offers no tasks in 2025-11-25")
+	}
+	return found(strings.Join(problems, "; "))
 }
 
 // undeclaredProbe (A1b): C25-TASKS §Capabilities: "Servers and clients that support
@@ -129,11 +236,9 @@ func (r *runner) capsRule(rawCaps json.RawMessage) {
 // request type MUST process requests of that type normally, ignoring any task-augmentation
 // metadata if present." So a server without tasks.requests.tools.call is sent one
 // task-augmented call anyway, and must not answer it with a task.
-func (r *runner) undeclaredProbe(ctx context.Context) {
-	const id, title = "A1b", "a server that declares no tasks.requests.tools.call answers a task-augmented call normally, never with a task"
+func undeclaredProbe(ctx context.Context, r *runner, _ evidence) finding {
 	if r.legacyCaps.call {
-		r.add(id, title, Pass, "")
-		return
+		return found("")
 	}
 	var pick *toolInfo
 	for _, t := range r.tools {
@@ -152,11 +257,9 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 	}
 	switch {
 	case r.o.NoCall:
-		r.add(id, title, Skip, "--no-call: no tool was called")
-		return
+		return skipped("--no-call: no tool was called")
 	case pick == nil:
-		r.add(id, title, Skip, "no tool the checker may call answered")
-		return
+		return skipped("no tool the checker may call answered")
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
 	m, err := r.send(pctx, "tools/call", map[string]any{"name": pick.name, "arguments": pick.args, "task": map[string]any{}}, req{})
@@ -169,12 +272,13 @@ func (r *runner) undeclaredProbe(ctx context.Context) {
 			_, _ = r.send(cctx, "tasks/cancel", map[string]any{"taskId": tid}, req{})
 			cancel()
 		}
-		r.verdict(id, title, fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
+		return found(fmt.Sprintf("%s: initialize declares %s, yet a task-augmented call was answered with a task: %s",
 			pick.name, declared(r.c.Capabilities()), quote(m.Result)), pick.name)
-
-		return
 	}
-	r.verdict(id, title, ifNot(err == nil || !errors.Is(err, errBudget), "%s", describeErr(err)), pick.name)
+	if errors.Is(err, errBudget) {
+		return failed(err, pick.name)
+	}
+	return found("", pick.name)
 }
 
 // declared says in words what capabilities.tasks is.
@@ -188,71 +292,73 @@ func declared(caps json.RawMessage) string {
 // cursorProbe (A13b): C25-TASKS §Error Handling: "Invalid or nonexistent cursor in
 // tasks/list: -32602 (Invalid params)". A client cannot make a cursor go stale on purpose, so
 // the probe sends one the server never gave.
-func (r *runner) cursorProbe(ctx context.Context) {
-	const id, title = "A13b", "tasks/list with a cursor the server never gave is -32602"
+func cursorProbe(ctx context.Context, r *runner, _ evidence) finding {
 	if !r.legacyCaps.list {
-		r.add(id, title, Skip, firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
-		return
+		return skipped(firstNonEmpty(ifNot(!r.legacyCaps.tasks, "tasks.list is not declared"), r.noTasks()))
 	}
 	m, err := r.send(ctx, "tasks/list", map[string]any{"cursor": "mcptask-check-invalid-cursor-5b2e"}, req{})
-	r.verdict(id, title, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err)))
+	return found(ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "tasks/list with cursor \"mcptask-check-invalid-cursor-5b2e\" got %s, want error -32602", describe(m, err))).from(err)
 }
 
-// judgePayloads judges what tasks/result returned (A9b, A9c).
-func (r *runner) judgePayloads(tasks []*call, none string) {
-	// A9b: C25-TASKS §Result Retrieval: "When a receiver receives a tasks/result request for a
-	// task in any other non-terminal status (working or input_required), it MUST block the
-	// response until the task reaches a terminal status."
-	const a9b, a9c = "tasks/result sent while a task is working or input_required answers only once the task is terminal",
-		"tasks/result returns what the request would have: for a failed task its error (or the tool result with isError), for a completed one its result"
-	var early, ended []*call
-	for _, c := range tasks {
+// payloads selects the tasks whose tasks/result was answered and for which keep says yes
+// (with t.mu held).
+func payloads(ev evidence, keep func(t *taskObs) bool) []*call {
+	var cs []*call
+	for _, c := range ev.tasks {
 		t := c.task
 		t.mu.Lock()
-		answered := t.payload != nil && t.payloadErr == nil
-		if answered && (t.payloadSent == "working" || t.payloadSent == "input_required") {
-			early = append(early, c)
-		}
-		if st := finalStatus(t); answered && (st == "completed" || st == "failed") {
-			ended = append(ended, c)
+		if t.payload != nil && t.payloadErr == nil && keep(t) {
+			cs = append(cs, c)
 		}
 		t.mu.Unlock()
 	}
-	why := none
-	if len(tasks) > 0 {
-		why = "no task's tasks/result, sent while it was still working, was answered"
-	}
-	r.judgeTasks("A9b", a9b, early, why, func(c *call) string {
-		t := c.task
-		ended := false
-		for _, st := range t.statuses[:t.payloadIdx] {
-			ended = ended || rpc.TaskStatus(st).Terminal()
-		}
-		if t.payloadAfter != "" && !rpc.TaskStatus(t.payloadAfter).Terminal() && !ended {
-			return fmt.Sprintf("tasks/result sent while the task was %s answered at once (%s), and tasks/get right after still said %s", t.payloadSent, describe(t.payload, nil), t.payloadAfter)
-		}
-		return ""
-	})
+	return cs
+}
 
-	// A9c: §Result Retrieval: "receivers MUST return from tasks/result exactly what the
-	// underlying request would have returned, whether that is a successful result or a
-	// JSON-RPC error"; §Task Execution Errors: a failed task is a JSON-RPC error or a tool
-	// result with isError.
-	if len(tasks) > 0 {
-		why = "no task that ended completed or failed had its tasks/result answered"
-	}
-	r.judgeTasks("A9c", a9c, ended, why, func(c *call) string {
-		t := c.task
-		st := finalStatus(t)
-		switch {
-		case st == "failed" && t.payload.Result != nil && !isErrorResult(t.payload.Result):
-			return "the task ended failed, yet tasks/result returned a success-shaped result (no JSON-RPC error, no isError): " + quote(t.payload.Result)
-		case st == "completed" && t.payload.Error != nil:
-			return "the task ended completed, yet tasks/result returned " + describe(t.payload, nil)
-		}
-		return ""
-	})
+// earlyPayloads selects the tasks whose tasks/result was sent while they were working or
+// input_required, and answered (A9b).
+func earlyPayloads(_ *runner, ev evidence) ([]*call, string) {
+	cs := payloads(ev, func(t *taskObs) bool { return t.payloadSent == "working" || t.payloadSent == "input_required" })
+	return ev.or(cs, "no task's tasks/result, sent while it was still working, was answered")
+}
 
+// blocked checks that an early tasks/result answered only once the task was terminal (A9b):
+// C25-TASKS §Result Retrieval: "When a receiver receives a tasks/result request for a task
+// in any other non-terminal status (working or input_required), it MUST block the response
+// until the task reaches a terminal status."
+func blocked(_ *runner, c *call) string {
+	t := c.task
+	ended := false
+	for _, st := range t.statuses[:t.payloadIdx] {
+		ended = ended || rpc.TaskStatus(st).Terminal()
+	}
+	if t.payloadAfter != "" && !rpc.TaskStatus(t.payloadAfter).Terminal() && !ended {
+		return fmt.Sprintf("tasks/result sent while the task was %s answered at once (%s), and tasks/get right after still said %s", t.payloadSent, describe(t.payload, nil), t.payloadAfter)
+	}
+	return ""
+}
+
+// endedPayloads selects the tasks that ended completed or failed and whose tasks/result was
+// answered (A9c).
+func endedPayloads(_ *runner, ev evidence) ([]*call, string) {
+	cs := payloads(ev, func(t *taskObs) bool { st := finalStatus(t); return st == "completed" || st == "failed" })
+	return ev.or(cs, "no task that ended completed or failed had its tasks/result answered")
+}
+
+// sameAsRequest checks that tasks/result returned what the request would have (A9c):
+// §Result Retrieval: "receivers MUST return from tasks/result exactly what the underlying
+// request would have returned, whether that is a successful result or a JSON-RPC error";
+// §Task Execution Errors: a failed task is a JSON-RPC error or a tool result with isError.
+func sameAsRequest(_ *runner, c *call) string {
+	t := c.task
+	st := finalStatus(t)
+	switch {
+	case st == "failed" && t.payload.Result != nil && !isErrorResult(t.payload.Result):
+		return "the task ended failed, yet tasks/result returned a success-shaped result (no JSON-RPC error, no isError): " + quote(t.payload.Result)
+	case st == "completed" && t.payload.Error != nil:
+		return "the task ended completed, yet tasks/result returned " + describe(t.payload, nil)
+	}
+	return ""
 }
 
 // judgeNotes (A6b): every notifications/tasks/status matches the schema (C25-TASKS §Task
@@ -260,8 +366,8 @@ func (r *runner) judgePayloads(tasks []*call, none string) {
 // this session, follows the state machine in the order it arrived, and agrees with the
 // terminal status tasks/get gave (§Task Status Lifecycle: terminal statuses "MUST NOT
 // transition to any other status").
-func (r *runner) judgeNotes(tasks []*call, none string) {
-	const id, title = "A6b", "every notifications/tasks/status (on any stream, the GET stream included) is a full Task of this session, and never changes a terminal status"
+func judgeNotes(_ context.Context, r *runner, ev evidence) finding {
+	tasks, none := ev.tasks, ev.none
 	r.mu.Lock()
 	notes := append([]statusNote(nil), r.notes...)
 	dropped := r.notesDropped
@@ -273,8 +379,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 				none += "; the GET stream: " + r.standalone
 			}
 		}
-		r.add(id, title, Skip, none)
-		return
+		return skipped(none)
 	}
 	byID := map[string]*call{}
 	for _, c := range tasks {
@@ -322,7 +427,7 @@ func (r *runner) judgeNotes(tasks []*call, none string) {
 	if problem != "" && dropped > 0 {
 		problem += fmt.Sprintf(" (the first %d notifications judged, %d more ignored)", maxNotes, dropped)
 	}
-	r.verdict(id, title, problem, tools...)
+	return found(problem, tools...)
 }
 
 // relatedNote says whether a status notification for task id carries related-task meta
@@ -347,27 +452,25 @@ func (r *runner) relatedNote(id string) string {
 // receivers MUST generate cryptographically secure task IDs with enough entropy to prevent
 // guessing". Without an authorization context there is nothing to bind to, so a guessable id
 // fails; with one, the server may bind its tasks to it, and it is a warning.
-func (r *runner) judgeIDs(tasks []*call, none string) {
-	const id, title = "A36", "task ids are unique and look unguessable (a warning only when the requests carry an authorization context)"
+func judgeIDs(_ context.Context, r *runner, ev evidence) finding {
 	seen := map[string]string{}
-	for _, c := range tasks {
+	for _, c := range ev.tasks {
 		if other, dup := seen[c.task.id]; dup {
-			r.verdict(id, title, fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), other, c.tool.name)
-			return
+			return found(fmt.Sprintf("%s and %s were given the same task id %q", other, c.tool.name, c.task.id), other, c.tool.name)
 		}
 		seen[c.task.id] = c.tool.name
 	}
-	level := Must
-	if r.o.Authorized {
-		level = Should
-	}
-	r.judgeTasksAt(level, id, title, tasks, none, func(c *call) string {
+	f := each(ev.tasks, ev.none, func(c *call) (string, error) {
 		p := entropy(c.task.id)
 		if p != "" && !r.o.Authorized {
 			p += " (no authorization context was sent, so the id is all that protects the task)"
 		}
-		return p
+		return p, nil
 	})
+	if r.o.Authorized {
+		f.level, f.override = Should, true
+	}
+	return f
 }
 
 // metaProbe (A7d): C25-TASKS §Associating Task-Related Messages: "For the tasks/get,
@@ -375,11 +478,10 @@ func (r *runner) judgeIDs(tasks []*call, none string) {
 // as the source of truth for identifying the target task. … receivers MUST ignore such
 // metadata if present in favor of the RPC method parameter." One tasks/get names a real task
 // in taskId and an unknown one in related-task metadata.
-func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
-	const id, title = "A7d", "tasks/get names its task by taskId, whatever related-task metadata the request carries"
+func metaProbe(ctx context.Context, r *runner, ev evidence) finding {
+	tasks := ev.tasks
 	if len(tasks) == 0 {
-		r.add(id, title, Skip, none)
-		return
+		return skipped(ev.none)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -395,21 +497,20 @@ func (r *runner) metaProbe(ctx context.Context, tasks []*call, none string) {
 		}
 	}
 	if c == nil {
-		r.add(id, title, Skip, "no task was still retrievable with tasks/get")
-		return
+		return skipped("no task was still retrievable with tasks/get")
 	}
 	m, err := r.send(pctx, "tasks/get", map[string]any{"taskId": c.task.id,
 		"_meta": map[string]any{rpc.MetaRelatedTask: map[string]any{"taskId": unknownID}}}, req{})
 	problem := ""
 	switch {
 	case err != nil:
-		problem = err.Error()
+		return failed(err, c.tool.name)
 	case m.Error != nil:
 		problem = fmt.Sprintf("a tasks/get of a retrievable task, with an unknown task in _meta related-task, got %s", describe(m, nil))
 	case str(obj(m.Result)["taskId"]) != c.task.id:
 		problem = fmt.Sprintf("a tasks/get of task %s, with an unknown task in _meta related-task, answered %s", c.task.id, quote(m.Result))
 	}
-	r.verdict(id, title, problem, c.tool.name)
+	return found(problem, c.tool.name)
 }
 
 // finalStatus is the first terminal status the server gave for t (with t.mu held): for a task
@@ -425,26 +526,17 @@ func finalStatus(t *taskObs) string {
 }
 
 func (r *runner) runLegacy(ctx context.Context) {
-	r.capsRule(r.c.Capabilities())
+	r.caps = r.c.Capabilities()
+	r.legacyCaps, _ = readCaps(r.caps)
+	r.judgeAll(ctx, onDeclared)
 	r.openStandalone(ctx)
-	r.legacyProbes(ctx)
+	r.judgeAll(ctx, beforeTools)
 	r.toolsPhase(ctx)
-	r.undeclaredProbe(ctx)
-	r.negotiationProbes(ctx)
+	r.judgeAll(ctx, afterTools)
 	if r.legacyCaps.call && r.legacyCaps.cancel {
 		r.cancelPhase(ctx)
 	}
-	r.judgeLegacy(ctx)
-}
-
-// unknownTaskProbes are the 2025-11-25 rules on a task id the server never gave (A7, A7b, A7c).
-var unknownTaskProbes = []probe{
-	{id: "A7", title: "an unknown taskId on tasks/get is -32602", skip: needsTasks,
-		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "A7b", title: "an unknown taskId on tasks/result is -32602", skip: needsTasks,
-		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "A7c", title: "an unknown taskId on tasks/cancel is -32602", skip: needsCancel,
-		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+	r.judgeAll(ctx, onTasks)
 }
 
 // needsTasks skips a probe when initialize declares no tasks capability.
@@ -456,13 +548,11 @@ func needsCancel(r *runner) string {
 	return firstNonEmpty(needsTasks(r), ifNot(r.legacyCaps.cancel, "tasks.cancel is not declared"))
 }
 
-func (r *runner) legacyProbes(ctx context.Context) {
-	r.probeAll(ctx, unknownTaskProbes)
-	r.cursorProbe(ctx)
-	const a16 = "an invalid MCP-Protocol-Version is refused with 400"
+// versionHeader judges A16: C25-TRANS §Protocol Version Header: an invalid
+// MCP-Protocol-Version is refused with 400.
+func versionHeader(ctx context.Context, r *runner, _ evidence) finding {
 	if !r.o.HTTP {
-		r.add("A16", a16, Skip, "stdio has no headers")
-		return
+		return skipped("stdio has no headers")
 	}
 	m, err := r.send(ctx, "tools/list", nil, req{hdrVersion: "1999-01-01"})
 	status := 0
@@ -475,19 +565,12 @@ func (r *runner) legacyProbes(ctx context.Context) {
 	case err == nil:
 		status = 200
 	}
-	r.verdict("A16", a16, ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err)))
+	return found(ifNot(status == http.StatusBadRequest, "a tools/list with MCP-Protocol-Version: 1999-01-01 got HTTP %d (%s)", status, describe(m, err))).from(err)
 }
 
-// negotiationProbes: C25-TASKS §Tool-Level Negotiation: a required tool called without task
-// is -32601 (A3); a tool without task support called with task SHOULD be -32601 (A3b).
-func (r *runner) negotiationProbes(ctx context.Context) {
-	const a3, a3b = "a tool with taskSupport required, called without task, is refused with -32601", "a tool without task support, called with task, is refused with -32601 (SHOULD)"
-	if !r.legacyCaps.call {
-		r.add("A3", a3, Skip, r.noTasks())
-		r.add("A3b", a3b, Skip, r.noTasks())
-		return
-	}
-	var required, forbidden *toolInfo
+// negotiationTools picks the tools A3 and A3b call: the first the checker may call with
+// taskSupport required, and the fastest that answered without task support.
+func (r *runner) negotiationTools() (required, forbidden *toolInfo) {
 	var fastest time.Duration
 	for _, t := range r.tools {
 		if t.reason != NotCalledNone {
@@ -504,56 +587,50 @@ func (r *runner) negotiationProbes(ctx context.Context) {
 			}
 		}
 	}
-	if required == nil {
-		r.add("A3", a3, Skip, "no tool the checker may call has taskSupport required")
-	} else {
-		m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
-		p := r.wantError(m, err, rpc.CodeMethodNotFound, 0)
-		if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
-			p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
-		}
-		r.verdict("A3", a3, p, required.name)
-	}
-	if forbidden == nil {
-		r.add("A3b", a3b, Skip, "no tool the checker may call lacks task support and answers quickly")
-	} else {
-		pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
-		m, err := r.send(pctx, "tools/call", map[string]any{"name": forbidden.name, "arguments": forbidden.args, "task": map[string]any{}}, req{})
-		cancel()
-		if m != nil && m.Result != nil && obj(m.Result)["task"] != nil {
-			// Making a task breaks the client-side MUST NOT the server should have refused.
-			r.verdictAt(Must, "A3b", a3b, forbidden.name+": a task-augmented call to a tool without task support made a task", forbidden.name)
-		} else {
-			r.verdict("A3b", a3b, ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name)
-		}
-	}
+	return required, forbidden
 }
 
-func (r *runner) judgeLegacy(ctx context.Context) { r.judgeAll(ctx, legacyJudgements) }
+// requiredWithoutTask judges A3: a tool with taskSupport required, called without task, is
+// refused with -32601.
+func requiredWithoutTask(ctx context.Context, r *runner, _ evidence) finding {
+	if !r.legacyCaps.call {
+		return skipped(r.noTasks())
+	}
+	required, _ := r.negotiationTools()
+	if required == nil {
+		return skipped("no tool the checker may call has taskSupport required")
+	}
+	m, err := r.send(ctx, "tools/call", map[string]any{"name": required.name, "arguments": required.args}, req{})
+	if err != nil {
+		return failed(err, required.name)
+	}
+	p := r.wantError(m, nil, rpc.CodeMethodNotFound, 0)
+	if m != nil && m.Error != nil && m.Error.Code == rpc.CodeInvalidRequest {
+		p = "" // §Error Handling allows -32600 too (PROTOCOL.md §7 item 14)
+	}
+	return found(p, required.name)
+}
 
-// legacyJudgements are the 2025-11-25 rules judged on what the tools showed, in the order they
-// are judged.
-var legacyJudgements = []judgement{
-	// A2: C25-TASKS §Result Retrieval: a receiver that accepts a task-augmented request MUST
-	// answer with a CreateTaskResult.
-	{id: "A2", title: "a task-augmented call returns a CreateTaskResult {task:{…}}", evidence: augmented, judge: nested},
-	{id: "A4", title: "the first status of a task is working", judge: firstWorking},
-	{id: "A5", title: "tasks carry taskId, status, createdAt, lastUpdatedAt (ISO 8601) and ttl", judge: taskFields},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIDs(ev.tasks, ev.none) }},
-	{id: "A6", title: "status transitions follow the graph; a terminal status never changes", judge: seenStatuses},
-	{id: "A38", title: "a task stays retrievable until its ttl has passed (may delete after)", evidence: polledTwice, judge: kept},
-	{id: "A12", title: "tasks/get results and notifications/tasks/status carry no related-task meta (SHOULD NOT)", judge: unrelated},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgePayloads(ev.tasks, ev.none) }},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNotes(ev.tasks, ev.none) }},
-	// A9: C25-TASKS §Related Task Metadata: the tasks/result response carries related-task.
-	{id: "A9", title: "tasks/result returns the result with related-task meta", evidence: paid, judge: relatedPayload},
-	// A10: C25-TASKS §Task Execution Errors: isError makes the task failed.
-	{id: "A10", title: "a tool result with isError makes the task failed", evidence: paidToolErrors, judge: failedOnToolError},
-	// A11: C25-TASKS §Input Required Status: requests for a task carry related-task.
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeRequests(ev) }},
-	{run: func(ctx context.Context, r *runner, ev evidence) { r.metaProbe(ctx, ev.tasks, ev.none) }},
-	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeCancelLegacy(ctx, ev.none) }},
-	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeList(ctx, ev.tasks, ev.none) }},
+// forbiddenWithTask judges A3b: a tool without task support, called with task, is refused
+// with -32601 (SHOULD).
+func forbiddenWithTask(ctx context.Context, r *runner, _ evidence) finding {
+	if !r.legacyCaps.call {
+		return skipped(r.noTasks())
+	}
+	_, forbidden := r.negotiationTools()
+	if forbidden == nil {
+		return skipped("no tool the checker may call lacks task support and answers quickly")
+	}
+	pctx, cancel := context.WithTimeout(ctx, r.longAfter(0))
+	m, err := r.send(pctx, "tools/call", map[string]any{"name": forbidden.name, "arguments": forbidden.args, "task": map[string]any{}}, req{})
+	cancel()
+	if m != nil && m.Result != nil && obj(m.Result)["task"] != nil {
+		// Making a task breaks the client-side MUST NOT the server should have refused.
+		f := found(forbidden.name+": a task-augmented call to a tool without task support made a task", forbidden.name)
+		f.level, f.override = Must, true
+		return f
+	}
+	return found(ifNot(err == nil && m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound, "%s: got %s", forbidden.name, describe(m, err)), forbidden.name).from(err)
 }
 
 // augmented selects the calls the checker augmented with task, when the server declares it
@@ -662,14 +739,8 @@ func failedOnToolError(_ *runner, c *call) string {
 
 // judgeRequests judges A11: the requests the server sent for a task in input_required carry
 // related-task meta.
-func (r *runner) judgeRequests(ev evidence) {
-	var asked []*call
-	for _, c := range ev.tasks {
-		if c.task.asked {
-			asked = append(asked, c)
-		}
-	}
-	const a11 = "requests sent for a task in input_required carry related-task meta"
+func judgeRequests(_ context.Context, r *runner, ev evidence) finding {
+	asked, _ := askedTasks(r, ev)
 	var forTask []serverRequest
 	for _, sr := range r.requests {
 		if sr.forTask {
@@ -684,68 +755,69 @@ func (r *runner) judgeRequests(ev evidence) {
 				bad = append(bad, sr.method+" for task "+sr.taskID+" carried no _meta related-task")
 			}
 		}
-		r.verdict("A11", a11, joinMax(bad, 2), names(asked)...)
+		return found(joinMax(bad, 2), names(asked)...)
 	case len(asked) > 0:
-		r.add("A11", a11, Skip, "tasks went input_required, but the server sent no request for them")
-	default:
-		r.add("A11", a11, Skip, firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task asked for input (input_required)"), ev.none))
+		return skipped("tasks went input_required, but the server sent no request for them")
 	}
+	return skipped(firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task asked for input (input_required)"), ev.none))
 }
 
-func (r *runner) judgeCancelLegacy(ctx context.Context, none string) {
-	if r.legacyCaps.tasks && !r.legacyCaps.cancel {
-		none = "tasks.cancel is not declared"
-	}
+// cancelledLegacy selects the tasks the cancel phase cancelled (A8); none were when
+// tasks.cancel is not declared.
+func cancelledLegacy(r *runner, ev evidence) ([]*call, string) {
 	cs := r.cancelled()
-	if len(cs) == 0 && len(r.taskCalls()) > 0 && none == r.noTasks() {
-		none = "no tool's task was still working when it could be cancelled"
+	if r.legacyCaps.tasks && !r.legacyCaps.cancel {
+		return cs, "tasks.cancel is not declared"
 	}
-	r.judgeTasks("A8", "tasks/cancel answers the task as cancelled, and it stays cancelled", cs, none, func(c *call) string {
-		t := c.task
-		switch {
-		case t.cancelErr != nil:
-			return "tasks/cancel of a working task: " + t.cancelErr.Error()
-		case t.cancelMsg.Error != nil:
-			if t.cancelMsg.Error.Code == rpc.CodeInvalidParams && len(t.afterCancel) == 0 {
-				return ""
-			}
-			return "tasks/cancel of a working task got " + describe(t.cancelMsg, nil)
-		case str(obj(t.cancelMsg.Result)["status"]) != "cancelled":
-			return "tasks/cancel answered " + quote(t.cancelMsg.Result) + ", want the task with status cancelled"
-		}
-		for _, st := range t.afterCancel {
-			if st != "cancelled" {
-				return "after tasks/cancel answered cancelled, tasks/get says " + st
-			}
-		}
-		return ""
-	})
+	return ev.or(cs, "no tool's task was still working when it could be cancelled")
+}
 
-	const a8b = "tasks/cancel of a finished task is refused with -32602"
+// staysCancelled checks that tasks/cancel answered the task as cancelled, and that it stayed
+// cancelled (A8).
+func staysCancelled(_ *runner, c *call) string {
+	t := c.task
+	switch {
+	case t.cancelErr != nil:
+		return "tasks/cancel of a working task: " + t.cancelErr.Error()
+	case t.cancelMsg.Error != nil:
+		if t.cancelMsg.Error.Code == rpc.CodeInvalidParams && len(t.afterCancel) == 0 {
+			return ""
+		}
+		return "tasks/cancel of a working task got " + describe(t.cancelMsg, nil)
+	case str(obj(t.cancelMsg.Result)["status"]) != "cancelled":
+		return "tasks/cancel answered " + quote(t.cancelMsg.Result) + ", want the task with status cancelled"
+	}
+	for _, st := range t.afterCancel {
+		if st != "cancelled" {
+			return "after tasks/cancel answered cancelled, tasks/get says " + st
+		}
+	}
+	return ""
+}
+
+// cancelFinishedLegacy judges A8b: tasks/cancel of a finished task is refused with -32602.
+func cancelFinishedLegacy(ctx context.Context, r *runner, ev evidence) finding {
 	if !r.legacyCaps.cancel {
-		r.add("A8b", a8b, Skip, firstNonEmpty(none, r.noTasks()))
-		return
+		_, none := cancelledLegacy(r, ev)
+		return skipped(firstNonEmpty(none, r.noTasks()))
 	}
 	f := r.finished()
 	if f == nil {
-		r.add("A8b", a8b, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
-		return
+		return skipped(firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no task finished"), r.noTasks()))
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
-	r.verdict("A8b", a8b, ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name)
+	return found(ifNot(r.wantError(m, err, rpc.CodeInvalidParams, 0) == "", "%s: cancelling the %s task got %s", f.tool.name, f.task.terminal(), describe(m, err)), f.tool.name).from(err)
 }
 
 // judgeList: C25-TASKS §Task Listing: every task tasks/get can retrieve appears in tasks/list.
-func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
-	const id, title = "A13", "tasks/list shows every task tasks/get can retrieve"
+func judgeList(ctx context.Context, r *runner, ev evidence) finding {
+	tasks := ev.tasks
 	if r.legacyCaps.tasks && !r.legacyCaps.list {
-		r.add(id, title, Skip, "tasks.list is not declared")
-		return
+		return skipped("tasks.list is not declared")
 	}
 	if len(tasks) == 0 {
-		r.add(id, title, Skip, none)
-		return
+		return skipped(ev.none)
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -758,8 +830,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 		}
 		m, err := r.send(lctx, "tasks/list", params, req{})
 		if err != nil || m.Error != nil {
-			r.verdict(id, title, "tasks/list got "+describe(m, err))
-			return
+			return found("tasks/list got " + describe(m, err)).from(err)
 		}
 		var lr struct {
 			Tasks []struct {
@@ -791,7 +862,7 @@ func (r *runner) judgeList(ctx context.Context, tasks []*call, none string) {
 			missing = append(missing, fmt.Sprintf("%s (task %s, %s)", c.tool.name, c.task.id, str(obj(g.Result)["status"])))
 		}
 	}
-	r.verdict(id, title, ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), names(judged)...)
+	return found(ifNot(len(missing) == 0, "tasks/get retrieves, but tasks/list leaves out: %s", joinMax(missing, 3)), names(judged)...)
 }
 
 func legacyFields(inner json.RawMessage) string {

@@ -1,8 +1,8 @@
 package check
 
-// This file holds the rules of 2026-07-28 with the tasks extension: discovery, the probes
-// that need no tool, the task probes, subscriptions and the judgement of what the tools
-// showed. rules.go holds what both eras share.
+// This file holds the rules of 2026-07-28 with the tasks extension (rules2026) and the flow
+// of the era: discovery, the probes that need no tool, the task probes, subscriptions and the
+// judgement of what the tools showed. rules.go holds what both eras share.
 
 import (
 	"context"
@@ -18,66 +18,232 @@ import (
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
+// rules2026 are the 2026-07-28 rules, in report order. Each is one value: what the catalogue says
+// of it (docs/guide/check.md lists it), and how it is judged: in which phase of the era's
+// run, on what evidence, and how (judge.go).
+var rules2026 = []Rule{
+	{ID: "B0", Era: "2026-07-28", Title: "every answer matches the official schema", Doc: "every answer matches the official schema (one result per kind: B0:server/discover, B0:tools/call, B0:errors, …)",
+		Section: "C26-SCHEMA; EXT-SCHEMA", Needs: "nothing; each tool call adds answers to validate"},
+	{ID: "B17", Era: "2026-07-28", Title: "server/discover returns resultType complete and supportedVersions", Alt: "server/discover answers",
+		Section: "C26-DISC", Needs: needsNothing,
+		phase: onDeclared, whole: discoverAnswers},
+	{ID: "B17b", Era: "2026-07-28", Title: "tasks extension declared in capabilities.extensions with {}", Doc: "the tasks extension is declared with {}; a half-modern server (2026-07-28 listed, only the 2025-11-25 tasks capability) is a warning",
+		Section: "EXT §Capability Negotiation; SEP-2663 §Backward Compatibility", Needs: needsNothing,
+		phase: onDeclared, whole: onDiscover(extensionDeclared)},
+	{ID: "B17c", Era: "2026-07-28", Title: "server/discover carries _meta serverInfo (SHOULD)", Doc: "server/discover carries _meta serverInfo (SHOULD: a warning)",
+		Section: "C26-DISC", Needs: needsNothing, Level: Should,
+		phase: onDeclared, whole: onDiscover(serverInfo)},
+	{ID: "B17d", Era: "2026-07-28", Title: "server/discover carries the cache hints ttlMs and cacheScope",
+		Section: "C26-SCHEMA DiscoverResult (CacheableResult); C26-DISC", Needs: needsNothing,
+		phase: onDeclared, whole: onDiscover(func(d *discovered) finding { return found(cacheHints(d.result)) })},
+	{ID: "B17e", Era: "2026-07-28", Title: "every list result carries the cache hints ttlMs and cacheScope: tools/list, and prompts/list, resources/list and resources/templates/list when declared",
+		Section: "C26-SCHEMA ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult (CacheableResult)", Needs: needsNothing + "; the prompts and resources lists only when server/discover declares prompts or resources (else named as not judged)",
+		phase: onToolList, whole: listHints},
+	{ID: "B18", Era: "2026-07-28", Title: "every result carries resultType: complete, or task / input_required on tools/call only",
+		Section: "C26-BASIC §Result Responses; EXT §Polymorphic Results", Needs: needsNothing,
+		phase: onAnswers, whole: resultTypes},
+	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
+	{ID: "B19", Era: "2026-07-28", Title: "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
+		Section: "C26-BASIC §_meta", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "server/discover", q: req{noCaps: true},
+			code: rpc.CodeInvalidParams, status: http.StatusBadRequest}},
+	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
+	{ID: "B20", Era: "2026-07-28", Title: "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)",
+		Section: "C26-VER; C26-HTTP", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion},
+			code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest, judge: unsupportedData}},
+	{ID: "B21", Era: "2026-07-28", Title: "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020", Alt: "a mismatched Mcp-Name on tasks/get is refused",
+		Section: "C26-HTTP §Server Validation; EXT §Streamable HTTP: Routing Headers", Needs: needsHTTP + "; the tasks extension",
+		phase: onTasks, whole: nameMismatch},
+	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
+	{ID: "B21b", Era: "2026-07-28", Title: "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020", Alt: "an MCP-Protocol-Version header that differs from _meta is refused",
+		Section: "C26-HTTP §Server Validation, §Protocol Version Header", Needs: needsHTTP,
+		phase: beforeTools, probe: &probe{skip: needsHeaders, method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern},
+			code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest}},
+	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
+	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
+	{ID: "B21c", Era: "2026-07-28", Title: "ping, removed in 2026-07-28, is answered 404 and -32601",
+		Section: "C26-CHLOG (ping removed); C26-HTTP §Server Validation", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "ping", params: map[string]any{},
+			code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{ID: "B22", Era: "2026-07-28", Title: "tools/call without the extension declared never returns a task",
+		Section: "EXT §Capability Negotiation", Needs: needsTask + " (called again without the extension)",
+		phase: onTasks, evidence: plainCalls, judge: noTaskWithoutExtension},
+	{ID: "B22b", Era: "2026-07-28", Title: "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)",
+		Section: "EXT §Capability Negotiation; C26-BASIC (MissingRequiredClientCapability)", Needs: "a task tool that refuses to run without the extension",
+		phase: onTasks, evidence: refusedCalls, judge: refusedNamingExtension},
+	// B24: EXT-SCHEMA CreateTaskResult.
+	{ID: "B24", Era: "2026-07-28", Title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
+		Section: "EXT §Task Creation; EXT-SCHEMA CreateTaskResult", Needs: needsTask,
+		phase: onTasks, evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
+	// B25: EXT §Task Creation: task creation is strongly consistent.
+	{ID: "B25", Era: "2026-07-28", Title: "tasks/get right after creation succeeds",
+		Section: "EXT §Task Creation", Needs: needsTask,
+		phase: onTasks, judge: consistent},
+	// B26: EXT §Task Polling → Response.
+	{ID: "B26", Era: "2026-07-28", Title: "tasks/get carries the variant's field: inputRequests, result or error",
+		Section: "EXT §Task Polling; §Task Execution Errors", Needs: needsTask,
+		phase: onTasks, judge: variants},
+	{ID: "B27", Era: "2026-07-28", Title: "a tool result with isError ends completed with that result, not failed",
+		Section: "EXT §Task Execution Errors", Needs: needsToolErr + ", as a task",
+		phase: onTasks, evidence: toolErrorTasks, judge: endsCompleted},
+	// B28: EXT §Task Cancellation.
+	{ID: "B28", Era: "2026-07-28", Title: "tasks/cancel returns an empty ack with resultType complete",
+		Section: "EXT §Task Cancellation", Needs: needsLong,
+		phase: onTasks, evidence: cancelledTasks, judge: cancelAck, exchange: cancelErr},
+	{ID: "B28b", Era: "2026-07-28", Title: "tasks/cancel of an unknown task is -32602 (SHOULD)", Doc: "tasks/cancel of an unknown task is -32602 (SHOULD: a warning)",
+		Section: "EXT §Task Cancellation", Needs: "the tasks extension", Level: Should,
+		phase: onTasks, probe: &probe{skip: needsExtension, method: "tasks/cancel", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "B28c", Era: "2026-07-28", Title: "tasks/cancel of a finished task is acknowledged (an error is allowed)", Doc: "tasks/cancel of a finished task is acknowledged (an error is allowed: a warning)",
+		Section: "EXT §Task Cancellation", Needs: needsFinished,
+		phase: onTasks, whole: cancelFinishedModern},
+	{ID: "B28d", Era: "2026-07-28", Title: "tasks/update returns an empty ack with resultType complete",
+		Section: "EXT §Task Update Requests", Needs: needsInput,
+		phase: onTasks, evidence: askedTasks, judge: updateAcks, exchange: updateErr},
+	{ID: "B29", Era: "2026-07-28", Title: "an unknown taskId on tasks/get is -32602",
+		Section: "EXT §Protocol Errors", Needs: "the tasks extension",
+		phase: onTasks, probe: &probe{skip: needsExtension, method: "tasks/get", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeInvalidParams}},
+	{ID: "B30", Era: "2026-07-28", Title: "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", Alt: "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021",
+		Section: "EXT §Protocol Errors; C26-BASIC (MissingRequiredClientCapability)", Needs: "the tasks extension",
+		phase: onTasks, whole: withoutExtension},
+	{ID: "B31", Era: "2026-07-28", Title: "tasks/result, removed in 2026-07-28, is answered 404 and -32601",
+		Section: "SEP-2663 §Backward Compatibility; C26-HTTP", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "tasks/result", params: map[string]any{"taskId": unknownID},
+			code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{ID: "B31a", Era: "2026-07-28", Title: "no 2025-11-25 tasks capability under 2026-07-28",
+		Section: "SEP-2663 §Backward Compatibility", Needs: needsNothing,
+		phase: onDeclared, whole: onDiscover(noLegacyTasks)},
+	{ID: "B31b", Era: "2026-07-28", Title: "tasks/list, removed in 2026-07-28, is answered 404 and -32601",
+		Section: "EXT §Supported Methods; SEP-2663 §Backward Compatibility; C26-HTTP", Needs: needsNothing,
+		phase: beforeTools, probe: &probe{method: "tasks/list", params: map[string]any{},
+			code: rpc.CodeMethodNotFound, status: http.StatusNotFound}},
+	{ID: "B32", Era: "2026-07-28", Title: "inputRequests keys keep their request, and ask only for what the client declared",
+		Section: "EXT §Task Update Requests; C26-MRTR §Server Requirements", Needs: needsInput,
+		phase: onTasks, evidence: askedTasks, judge: inputKeys},
+	{ID: "B33", Era: "2026-07-28", Title: "status transitions follow the graph; a terminal status never changes",
+		Section: "EXT §Task Status", Needs: needsTask,
+		phase: onTasks, judge: seenStatuses},
+	{ID: "B33b", Era: "2026-07-28", Title: "a finished task polled again keeps its status and its result",
+		Section: "EXT §Task Status; §Task Polling", Needs: needsFinished,
+		phase: onTasks, evidence: polledFinished, judge: stable},
+	{ID: "B34", Era: "2026-07-28", Title: "subscriptions/listen acknowledges first, then pushes full tasks to the end", Doc: "subscriptions/listen acknowledges first, then pushes full tasks to the end (skipped when the server offers no subscriptions)",
+		Section: "EXT §Task Status Notifications; C26-SUBS", Needs: "a tool whose task completes without input",
+		phase: afterCancel, whole: listenRule},
+	{ID: "B36", Era: "2026-07-28", Title: "task ids look unguessable",
+		Section: "EXT §Security Considerations", Needs: needsTask,
+		phase: onTasks, judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
+	{ID: "B38", Era: "2026-07-28", Title: "a task stays retrievable until its ttlMs has passed (may discard after)", Doc: "a task stays retrievable until its ttlMs has passed (a warning: the spec says \"may discard after\")",
+		Section: "EXT §Tasks (ttlMs)", Needs: needsFinished, Level: Should,
+		phase: onTasks, evidence: polledTwice, judge: kept},
+}
+
 func (r *runner) runModern(ctx context.Context) {
-	r.discovery(ctx)
-	r.modernProbes(ctx)
+	r.discoverServer(ctx)
+	r.judgeAll(ctx, onDeclared)
+	r.judgeAll(ctx, beforeTools)
 	r.toolsPhase(ctx)
 	if r.extension {
 		r.cancelPhase(ctx)
-		r.listenRule(ctx)
+		r.judgeAll(ctx, afterCancel)
 	}
-	r.taskProbes(ctx)
-	r.judgeModern(ctx)
+	r.judgeAll(ctx, onTasks)
 }
 
-func (r *runner) discovery(ctx context.Context) {
+// discovered is what server/discover answered, read once for the discovery rules.
+type discovered struct {
+	answer *rpc.Message // nil when the exchange failed (err)
+	err    error
+	// result is the answer's result when it is one; nil when server/discover is unanswered.
+	result            json.RawMessage
+	SupportedVersions []string `json:"supportedVersions"`
+	Capabilities      struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+		Tasks      json.RawMessage            `json:"tasks"`
+	} `json:"capabilities"`
+	Meta map[string]json.RawMessage `json:"_meta"`
+}
+
+// legacyTasks says whether server/discover declares the 2025-11-25 tasks capability.
+func (d *discovered) legacyTasks() bool {
+	return len(d.Capabilities.Tasks) > 0 && string(d.Capabilities.Tasks) != "null"
+}
+
+// discoverServer sends server/discover and keeps its answer; the server offers tasks when it
+// declares the extension.
+func (r *runner) discoverServer(ctx context.Context) {
 	d, err := r.send(ctx, "server/discover", nil, req{})
+	r.disc = discovered{answer: d, err: err}
 	if err != nil || d.Error != nil {
-		r.verdict("B17", "server/discover answers", describe(d, err))
 		return
 	}
-	r.discover = d.Result
-	res := obj(d.Result)
-	var disc struct {
-		SupportedVersions []string `json:"supportedVersions"`
-		Capabilities      struct {
-			Extensions map[string]json.RawMessage `json:"extensions"`
-			Tasks      json.RawMessage            `json:"tasks"`
-		} `json:"capabilities"`
-		Meta map[string]json.RawMessage `json:"_meta"`
+	r.disc.result = d.Result
+	_ = json.Unmarshal(d.Result, &r.disc)
+	_, r.extension = r.disc.Capabilities.Extensions[rpc.TasksExtension]
+}
+
+// serverInfo judges B17c: server/discover carries _meta serverInfo.
+func serverInfo(d *discovered) finding {
+	return found(ifNot(d.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.result)))
+}
+
+// noLegacyTasks judges B31a: SEP-2663: legacy tasks capabilities are not advertised under
+// 2026-07-28 (judged only beside the extension; B17b judges a server without it).
+func noLegacyTasks(d *discovered) finding {
+	if _, ok := d.Capabilities.Extensions[rpc.TasksExtension]; !ok {
+		return finding{omit: true}
 	}
-	_ = json.Unmarshal(d.Result, &disc)
-	problem := ""
+	return found(ifNot(!d.legacyTasks(), "capabilities.tasks = %s next to the extension", quote(d.Capabilities.Tasks)))
+}
+
+// onDiscover judges a rule on the answer of server/discover, and gives no result without one.
+func onDiscover(fn func(d *discovered) finding) func(context.Context, *runner, evidence) finding {
+	return func(_ context.Context, r *runner, _ evidence) finding {
+		if r.disc.result == nil {
+			return finding{omit: true}
+		}
+		return fn(&r.disc)
+	}
+}
+
+// discoverAnswers judges B17: server/discover answers with resultType complete and lists
+// 2026-07-28 among its supportedVersions.
+func discoverAnswers(_ context.Context, r *runner, _ evidence) finding {
+	d := &r.disc
+	if d.result == nil {
+		f := failed(d.err)
+		if d.err == nil {
+			f = found(describe(d.answer, nil))
+		}
+		f.alt = true
+		return f
+	}
+	res := obj(d.result)
 	switch {
 	case str(res["resultType"]) != "complete":
-		problem = fmt.Sprintf("resultType is %s, want \"complete\"", quote(res["resultType"]))
-	case !contains(disc.SupportedVersions, rpc.VersionModern):
-		problem = fmt.Sprintf("supportedVersions %v lacks %s", disc.SupportedVersions, rpc.VersionModern)
+		return found(fmt.Sprintf("resultType is %s, want \"complete\"", quote(res["resultType"])))
+	case !contains(d.SupportedVersions, rpc.VersionModern):
+		return found(fmt.Sprintf("supportedVersions %v lacks %s", d.SupportedVersions, rpc.VersionModern))
 	}
-	r.verdict("B17", "server/discover returns resultType complete and supportedVersions", problem)
-	r.verdict("B17c", "server/discover carries _meta serverInfo (SHOULD)", ifNot(disc.Meta[rpc.MetaServerInfo] != nil, "no _meta[%q] in %s", rpc.MetaServerInfo, quote(d.Result)))
-	r.verdict("B17d", "server/discover carries the cache hints ttlMs and cacheScope", cacheHints(d.Result))
+	return found("")
+}
 
-	ext, ok := disc.Capabilities.Extensions[rpc.TasksExtension]
-	legacyTasks := len(disc.Capabilities.Tasks) > 0 && string(disc.Capabilities.Tasks) != "null"
-	const extTitle = "tasks extension declared in capabilities.extensions with {}"
+// extensionDeclared judges B17b: the tasks extension is declared with {}.
+func extensionDeclared(d *discovered) finding {
+	ext, ok := d.Capabilities.Extensions[rpc.TasksExtension]
 	switch {
 	case ok:
-		r.extension = true
-		r.verdict("B17b", extTitle, ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
-		r.verdict("B31a", "no 2025-11-25 tasks capability under 2026-07-28", ifNot(!legacyTasks, "capabilities.tasks = %s next to the extension", quote(disc.Capabilities.Tasks)))
-	case legacyTasks:
+		return found(ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
+	case d.legacyTasks():
 		// Half-modern: it lists 2026-07-28 but offers tasks only the 2025-11-25 way. A
 		// 2026-07-28 client gets no task from it (and a task-only tool fails); tasks work only
 		// after initialize. Not a broken rule of 2026-07-28 (extensions are optional), but
 		// almost certainly not what the author meant.
-		r.add("B17b", extTitle, Warn,
-			fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
-				rpc.VersionModern, quote(disc.Capabilities.Tasks), rpc.TasksExtension))
-
-	default:
-		r.add("B17b", extTitle, Skip, "the server does not declare the "+rpc.TasksExtension+" extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
+		return finding{status: Warn, seen: fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
+			rpc.VersionModern, quote(d.Capabilities.Tasks), rpc.TasksExtension)}
 	}
+	return skipped("the server does not declare the " + rpc.TasksExtension + " extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
 }
 
 // cacheHints checks the CacheableResult fields: ttlMs an integer >= 0, cacheScope "public" or
@@ -102,35 +268,8 @@ func cacheHints(res json.RawMessage) string {
 	return strings.Join(bad, ", ")
 }
 
-// modernProbes send the deliberately wrong requests that need no tool.
-func (r *runner) modernProbes(ctx context.Context) { r.probeAll(ctx, modernProbes) }
-
 // badVersion is a protocol version no server speaks.
 const badVersion = "1999-01-01"
-
-// modernProbes are the 2026-07-28 rules judged on a deliberately wrong request that needs no
-// tool, in the order they are sent.
-var modernProbes = []probe{
-	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
-	{id: "B19", title: "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
-		method: "server/discover", q: req{noCaps: true}, code: rpc.CodeInvalidParams, status: http.StatusBadRequest},
-	// B20: C26-VER: UnsupportedProtocolVersion with data.supported and data.requested.
-	{id: "B20", title: "an unsupported protocol version is refused with -32022, data.supported and data.requested (HTTP 400)",
-		method: "server/discover", q: req{version: badVersion, hdrVersion: badVersion}, code: rpc.CodeUnsupportedVersion, status: http.StatusBadRequest,
-		judge: unsupportedData},
-	// B21b: C26-HTTP §Protocol Version Header: the header must match _meta.
-	{id: "B21b", title: "an MCP-Protocol-Version header that differs from _meta is refused with 400 and -32020",
-		skip: needsHeaders, skipTitle: "an MCP-Protocol-Version header that differs from _meta is refused",
-		method: "server/discover", q: req{version: badVersion, hdrVersion: rpc.VersionModern}, code: rpc.CodeHeaderMismatch, status: http.StatusBadRequest},
-	// Removed methods: C26-HTTP: an unknown method is 404 + -32601; SEP-2663 §Backward
-	// Compatibility: tasks/result (and tasks/list) MUST get -32601 under 2026-07-28.
-	{id: "B21c", title: "ping, removed in 2026-07-28, is answered 404 and -32601",
-		method: "ping", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-	{id: "B31", title: "tasks/result, removed in 2026-07-28, is answered 404 and -32601",
-		method: "tasks/result", params: map[string]any{"taskId": unknownID}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-	{id: "B31b", title: "tasks/list, removed in 2026-07-28, is answered 404 and -32601",
-		method: "tasks/list", params: map[string]any{}, code: rpc.CodeMethodNotFound, status: http.StatusNotFound},
-}
 
 // unsupportedData checks the data of an UnsupportedProtocolVersion error (B20).
 func unsupportedData(_ *runner, m *rpc.Message) string {
@@ -154,12 +293,13 @@ func unsupportedData(_ *runner, m *rpc.Message) string {
 // prompts, resources/list and resources/templates/list only when it declares resources (a
 // server without them has no such methods: C26-HTTP answers them 404 and -32601). What was
 // not judged, and why, is said with the verdict.
-func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolErr error) {
-	const title = "every list result carries the cache hints ttlMs and cacheScope: tools/list, and prompts/list, resources/list and resources/templates/list when declared"
+func listHints(ctx context.Context, r *runner, _ evidence) finding {
 	var bad []string
+	var errs []error
 	judge := func(method string, pages []*rpc.Message, err error) {
 		if len(pages) == 0 {
 			bad = append(bad, method+": "+describeErr(err))
+			errs = append(errs, err)
 			return
 		}
 		for i, p := range pages {
@@ -168,12 +308,12 @@ func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolEr
 			}
 		}
 	}
-	judge("tools/list", toolPages, toolErr)
+	judge("tools/list", r.toolPages, r.toolsErr)
 	var caps struct {
 		Prompts   json.RawMessage `json:"prompts"`
 		Resources json.RawMessage `json:"resources"`
 	}
-	_ = json.Unmarshal(obj(r.discover)["capabilities"], &caps)
+	_ = json.Unmarshal(obj(r.disc.result)["capabilities"], &caps)
 	declared := func(c json.RawMessage) bool { return len(c) > 0 && string(c) != "null" }
 	var notJudged []string
 	for _, c := range []struct {
@@ -202,10 +342,9 @@ func (r *runner) listHints(ctx context.Context, toolPages []*rpc.Message, toolEr
 	}
 	problem := strings.Join(bad, "; ")
 	if problem == "" && len(notJudged) > 0 {
-		r.add("B17e", title, Pass, "not judged: "+strings.Join(notJudged, "; "))
-		return
+		return finding{status: Pass, seen: "not judged: " + strings.Join(notJudged, "; ")}
 	}
-	r.verdict("B17e", title, problem)
+	return found(problem).from(errors.Join(errs...))
 }
 
 // listPages fetches every page of a list method (at most 20, following nextCursor).
@@ -236,47 +375,42 @@ func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, 
 	return pages, nil
 }
 
-// unknownTaskProbesModern are the 2026-07-28 rules on a task id the server never gave.
-var unknownTaskProbesModern = []probe{
-	{id: "B29", title: "an unknown taskId on tasks/get is -32602",
-		method: "tasks/get", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
-	{id: "B28b", title: "tasks/cancel of an unknown task is -32602 (SHOULD)",
-		method: "tasks/cancel", params: map[string]any{"taskId": unknownID}, code: rpc.CodeInvalidParams},
+// needsExtension skips a task probe when the server does not declare the extension.
+func needsExtension(r *runner) string { return ifNot(r.extension, "%s", r.noTasks()) }
+
+// taskID is the id of the first task the catalogue made, or one the server never gave.
+func (ev evidence) taskID() string {
+	if len(ev.tasks) > 0 {
+		return ev.tasks[0].task.id
+	}
+	return unknownID
 }
 
-// taskProbes send the task-method probes: unknown ids, a mismatched Mcp-Name, tasks/* without
-// the extension. They use a real task id where the catalogue made one.
-func (r *runner) taskProbes(ctx context.Context) {
+// nameMismatch judges B21: a tasks/get whose Mcp-Name names another task is refused.
+func nameMismatch(ctx context.Context, r *runner, ev evidence) finding {
+	switch {
+	case !r.extension:
+		return skipped(r.noTasks())
+	case !r.o.HTTP:
+		return finding{status: Skip, seen: "stdio has no headers", alt: true}
+	}
+	id := ev.taskID()
+	m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
+	if err != nil {
+		return failed(err)
+	}
+	return found(r.wantError(m, nil, rpc.CodeHeaderMismatch, http.StatusBadRequest))
+}
+
+// withoutExtension judges B30: EXT §Protocol Errors: tasks/* from a client that did not
+// declare the extension are refused.
+func withoutExtension(ctx context.Context, r *runner, ev evidence) finding {
 	if !r.extension {
-		for _, p := range [][2]string{
-			{"B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020"},
-			{"B29", "an unknown taskId on tasks/get is -32602"},
-			{"B28b", "tasks/cancel of an unknown task is -32602 (SHOULD)"},
-			{"B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021"},
-		} {
-			r.add(p[0], p[1], Skip, r.noTasks())
-		}
-		return
+		return finding{status: Skip, seen: r.noTasks(), alt: true}
 	}
-	id := unknownID
-	for _, c := range r.calls {
-		if c.task != nil && c.task.id != "" {
-			id = c.task.id
-			break
-		}
-	}
-	if r.o.HTTP {
-		m, err := r.send(ctx, "tasks/get", map[string]any{"taskId": id}, req{name: "wrong-" + id})
-		r.verdict("B21", "a mismatched Mcp-Name on tasks/get is refused with 400 and -32020",
-			r.wantError(m, err, rpc.CodeHeaderMismatch, http.StatusBadRequest))
-
-	} else {
-		r.add("B21", "a mismatched Mcp-Name on tasks/get is refused", Skip, "stdio has no headers")
-	}
-	r.probeAll(ctx, unknownTaskProbesModern)
-
-	// B30: EXT §Protocol Errors: tasks/* from a client that did not declare the extension.
+	id := ev.taskID()
 	var bad []string
+	var errs []error
 	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		params := map[string]any{"taskId": id}
 		if method == "tasks/update" {
@@ -289,30 +423,9 @@ func (r *runner) taskProbes(ctx context.Context) {
 		if p := r.wantError(m, err, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
 			bad = append(bad, method+": "+p)
 		}
+		errs = append(errs, err)
 	}
-	r.verdict("B30", "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", strings.Join(bad, "; "))
-}
-
-func (r *runner) judgeModern(ctx context.Context) { r.judgeAll(ctx, modernJudgements) }
-
-// modernJudgements are the 2026-07-28 rules judged on what the tools showed, in the order they
-// are judged.
-var modernJudgements = []judgement{
-	// B24: EXT-SCHEMA CreateTaskResult.
-	{id: "B24", title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
-		evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
-	{id: "B36", title: "task ids look unguessable", judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
-	// B25: EXT §Task Creation: task creation is strongly consistent.
-	{id: "B25", title: "tasks/get right after creation succeeds", judge: consistent},
-	// B26: EXT §Task Polling → Response.
-	{id: "B26", title: "tasks/get carries the variant's field: inputRequests, result or error", judge: variants},
-	{id: "B33", title: "status transitions follow the graph; a terminal status never changes", judge: seenStatuses},
-	{id: "B33b", title: "a finished task polled again keeps its status and its result", evidence: polledFinished, judge: stable},
-	{id: "B38", title: "a task stays retrievable until its ttlMs has passed (may discard after)", evidence: polledTwice, judge: kept},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeIsErrorModern(ev.tasks, ev.none) }},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeInputModern(ev.tasks, ev.none) }},
-	{run: func(_ context.Context, r *runner, ev evidence) { r.judgeNoExt(ev.none) }},
-	{run: func(ctx context.Context, r *runner, ev evidence) { r.judgeCancelModern(ctx, ev.none) }},
+	return found(strings.Join(bad, "; ")).from(errors.Join(errs...))
 }
 
 // created selects every call that made a task, followed or not (B24).
@@ -410,82 +523,85 @@ func getVariant(raw json.RawMessage) string {
 	return ""
 }
 
-// judgeIsErrorModern: EXT §Task Execution Errors: a tool result with isError ends completed
-// with that result; failed is only for JSON-RPC errors. A tool error is recognised in the
-// task's own result, or in the result the same call gave without a task.
-func (r *runner) judgeIsErrorModern(tasks []*call, none string) {
-	const id, title = "B27", "a tool result with isError ends completed with that result, not failed"
-	var ev []*call
-	for _, c := range tasks {
+// toolErrorTasks selects the tasks of a tool error (B27): EXT §Task Execution Errors: a tool
+// result with isError ends completed with that result; failed is only for JSON-RPC errors. A
+// tool error is recognised in the task's own result, or in the result the same call gave
+// without a task.
+func toolErrorTasks(_ *runner, ev evidence) ([]*call, string) {
+	var cs []*call
+	for _, c := range ev.tasks {
 		if c.shows(true) != nil && contains(c.shows(true), "tool-error") {
-			ev = append(ev, c)
+			cs = append(cs, c)
 			continue
 		}
 		if pc := c.tool.plainCall; pc != nil && pc.plain != nil && isErrorResult(pc.plain) && c.task.terminal() != "" {
-			ev = append(ev, c)
+			cs = append(cs, c)
 		}
 	}
-	if len(ev) == 0 && len(tasks) > 0 {
-		none = "no tool produced a tool error (a result with isError)"
-	}
-	r.judgeTasks(id, title, ev, none, func(c *call) string {
-		switch st := c.task.terminal(); st {
-		case "completed":
-			if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
-				return "the task completed without isError although the same call without a task returned isError"
-			}
-			return ""
-		default:
-			fp := c.task.finalPoll()
-			seen := ""
-			if fp != nil {
-				seen = " with error " + quote(obj(fp.msg.Result)["error"])
-			}
-			return fmt.Sprintf("a tool error (the same call without a task returns isError: true) ended %s%s, want completed with the CallToolResult in result", st, seen)
-		}
-	})
-
+	return ev.or(cs, "no tool produced a tool error (a result with isError)")
 }
 
-// judgeInputModern: tasks/update acks (B28d) and inputRequests keys (B32).
-func (r *runner) judgeInputModern(tasks []*call, none string) {
+// endsCompleted checks that a tool error's task completed with isError (B27).
+func endsCompleted(_ *runner, c *call) string {
+	switch st := c.task.terminal(); st {
+	case "completed":
+		if fp := c.task.finalPoll(); fp != nil && !isErrorResult(obj(fp.msg.Result)["result"]) {
+			return "the task completed without isError although the same call without a task returned isError"
+		}
+		return ""
+	default:
+		fp := c.task.finalPoll()
+		seen := ""
+		if fp != nil {
+			seen = " with error " + quote(obj(fp.msg.Result)["error"])
+		}
+		return fmt.Sprintf("a tool error (the same call without a task returns isError: true) ended %s%s, want completed with the CallToolResult in result", st, seen)
+	}
+}
+
+// askedTasks selects the tasks that asked for input (B28d, B32).
+func askedTasks(_ *runner, ev evidence) ([]*call, string) {
 	var asked []*call
-	for _, c := range tasks {
+	for _, c := range ev.tasks {
 		if c.task.asked {
 			asked = append(asked, c)
 		}
 	}
-	if len(asked) == 0 && len(tasks) > 0 {
-		none = "no tool's task asked for input (input_required)"
+	return ev.or(asked, "no tool's task asked for input (input_required)")
+}
+
+// updateAcks checks that every tasks/update was acknowledged (B28d).
+func updateAcks(_ *runner, c *call) string {
+	for i, m := range c.task.updates {
+		if err := c.task.updateErr[i]; err != nil || m.Error != nil {
+			return "tasks/update got " + describe(m, err)
+		}
+		if p := ack(m.Result); p != "" {
+			return "tasks/update: " + p
+		}
 	}
-	r.judgeTasks("B28d", "tasks/update returns an empty ack with resultType complete", asked, none, func(c *call) string {
-		for i, m := range c.task.updates {
-			if err := c.task.updateErr[i]; err != nil || m.Error != nil {
-				return "tasks/update got " + describe(m, err)
-			}
-			if p := ack(m.Result); p != "" {
-				return "tasks/update: " + p
-			}
-		}
-		return ""
-	})
+	return ""
+}
 
-	r.judgeTasks("B32", "inputRequests keys keep their request, and ask only for what the client declared", asked, none, func(c *call) string {
-		if c.task.keyReuse != "" {
-			return c.task.keyReuse
-		}
-		for k, v := range c.task.keyReqs {
-			var rq struct {
-				Method string `json:"method"`
-			}
-			_ = json.Unmarshal(v, &rq)
-			if rq.Method != "elicitation/create" {
-				return fmt.Sprintf("key %q asks for %s, which the checker did not declare (it declared elicitation only)", k, quote(json.RawMessage(strconv.Quote(rq.Method))))
-			}
-		}
-		return ""
-	})
+// updateErr is the error of the tasks/update exchanges of c's task (B28d).
+func updateErr(c *call) error { return errors.Join(c.task.updateErr...) }
 
+// inputKeys checks that inputRequests keys keep their request and ask only for what the
+// checker declared: elicitation (B32).
+func inputKeys(_ *runner, c *call) string {
+	if c.task.keyReuse != "" {
+		return c.task.keyReuse
+	}
+	for k, v := range c.task.keyReqs {
+		var rq struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(v, &rq)
+		if rq.Method != "elicitation/create" {
+			return fmt.Sprintf("key %q asks for %s, which the checker did not declare (it declared elicitation only)", k, quote(json.RawMessage(strconv.Quote(rq.Method))))
+		}
+	}
+	return ""
 }
 
 // ack checks an empty acknowledgement: resultType complete and none of a task's fields.
@@ -506,23 +622,31 @@ func ack(raw json.RawMessage) string {
 	return ""
 }
 
-// judgeNoExt: EXT §Capability Negotiation: without the extension declared a tools/call MUST
-// NOT produce a task (B22); a tool that can only run as a task answers -32021 naming the
-// extension (B22b).
-func (r *runner) judgeNoExt(none string) {
+// plainCalls selects the calls made without the extension declared, that the budget did not
+// cut (B22): EXT §Capability Negotiation: without the extension declared a tools/call MUST
+// NOT produce a task.
+func plainCalls(r *runner, ev evidence) ([]*call, string) {
 	var plain []*call
 	for _, t := range r.tools {
 		if t.plainCall != nil && !errors.Is(t.plainCall.err, errBudget) {
 			plain = append(plain, t.plainCall)
 		}
 	}
-	r.judgeTasks("B22", "tools/call without the extension declared never returns a task", plain, none, func(c *call) string {
-		if c.task != nil {
-			return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
-		}
-		return ""
-	})
+	return plain, ev.none
+}
 
+// noTaskWithoutExtension checks that a call without the extension made no task (B22).
+func noTaskWithoutExtension(_ *runner, c *call) string {
+	if c.task != nil {
+		return "returned a task (" + quote(c.task.create) + ") to a request that did not declare " + rpc.TasksExtension
+	}
+	return ""
+}
+
+// refusedCalls selects the calls without the extension that were refused although the tool
+// runs as a task (B22b).
+func refusedCalls(r *runner, ev evidence) ([]*call, string) {
+	plain, none := plainCalls(r, ev)
 	var refused []*call
 	for _, c := range plain {
 		if c.rpcErr == nil {
@@ -545,57 +669,63 @@ func (r *runner) judgeNoExt(none string) {
 	if len(refused) == 0 && len(plain) > 0 {
 		none = "every task tool also ran without the extension declared, so no refusal could be seen"
 	}
-	r.judgeTasks("B22b", "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)", refused, none, func(c *call) string {
-		m := &rpc.Message{Error: c.rpcErr}
-		if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
-			return p
-		}
-		var d struct {
-			Required struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"requiredCapabilities"`
-		}
-		_ = json.Unmarshal(c.rpcErr.Data, &d)
-		if _, ok := d.Required.Extensions[rpc.TasksExtension]; !ok {
-			return "error.data.requiredCapabilities does not name the extension: " + quote(c.rpcErr.Data)
-		}
-		return ""
-	})
-
+	return refused, none
 }
 
-func (r *runner) judgeCancelModern(ctx context.Context, none string) {
-	cs := r.cancelled()
-	if len(cs) == 0 && len(r.taskCalls()) > 0 {
-		none = "no tool's task was still working when it could be cancelled"
+// refusedNamingExtension checks that a tool that runs only as a task, called without the
+// extension, is refused with -32021 naming the extension (B22b).
+func refusedNamingExtension(r *runner, c *call) string {
+	m := &rpc.Message{Error: c.rpcErr}
+	if p := r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest); p != "" {
+		return p
 	}
-	r.judgeTasks("B28", "tasks/cancel returns an empty ack with resultType complete", cs, none, func(c *call) string {
-		if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
-			return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
-		}
-		return ack(c.task.cancelMsg.Result)
-	})
+	var d struct {
+		Required struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	_ = json.Unmarshal(c.rpcErr.Data, &d)
+	if _, ok := d.Required.Extensions[rpc.TasksExtension]; !ok {
+		return "error.data.requiredCapabilities does not name the extension: " + quote(c.rpcErr.Data)
+	}
+	return ""
+}
 
-	// B28c: EXT has no rule for cancelling a finished task: an ack or an error are both
-	// allowed; other clients expect the ack, so an error is a warning.
-	const id, title = "B28c", "tasks/cancel of a finished task is acknowledged (an error is allowed)"
+// cancelledTasks selects the tasks the cancel phase cancelled (B28).
+func cancelledTasks(r *runner, ev evidence) ([]*call, string) {
+	return ev.or(r.cancelled(), "no tool's task was still working when it could be cancelled")
+}
+
+// cancelErr is the error of the tasks/cancel exchange of c's task (B28, A8).
+func cancelErr(c *call) error { return c.task.cancelErr }
+
+// cancelAck checks that tasks/cancel of a working task was an empty ack (B28).
+func cancelAck(_ *runner, c *call) string {
+	if c.task.cancelErr != nil || c.task.cancelMsg.Error != nil {
+		return "tasks/cancel of a working task got " + describe(c.task.cancelMsg, c.task.cancelErr)
+	}
+	return ack(c.task.cancelMsg.Result)
+}
+
+// cancelFinishedModern judges B28c: EXT has no rule for cancelling a finished task: an ack or
+// an error are both allowed; other clients expect the ack, so an error is a warning.
+func cancelFinishedModern(ctx context.Context, r *runner, ev evidence) finding {
 	f := r.finished()
 	if f == nil {
-		r.add(id, title, Skip, firstNonEmpty(none, "no task finished"))
-		return
+		_, why := cancelledTasks(r, ev)
+		return skipped(firstNonEmpty(why, "no task finished"))
 	}
 	m, err := r.cancelFinished(ctx, f)
 	f.task.finishedCancel, f.task.finishedCancelErr = m, err
 	switch {
 	case errors.Is(err, errBudget):
-		r.cutShort(id, title, err.Error())
+		return failed(err)
 	case err != nil:
-		r.verdict(id, title, err.Error(), f.tool.name)
+		return failed(err, f.tool.name)
 	case m.Error != nil:
-		r.add(id, title, Warn, fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil)), f.tool.name)
-	default:
-		r.verdict(id, title, ack(m.Result), f.tool.name)
+		return finding{status: Warn, tools: []string{f.tool.name}, seen: fmt.Sprintf("%s: cancelling the %s task got %s; the spec allows it (\"Cancellation is cooperative\" and says nothing of finished tasks), but clients such as the official TypeScript SDK and the conformance suite expect the empty ack", f.tool.name, f.task.terminal(), describe(m, nil))}
 	}
+	return found(ack(m.Result), f.tool.name)
 }
 
 // cancelFinished cancels a finished task.
@@ -605,79 +735,93 @@ func (r *runner) cancelFinished(ctx context.Context, c *call) (*rpc.Message, err
 	return r.send(ctx, "tasks/cancel", map[string]any{"taskId": c.task.id}, req{})
 }
 
-// listenRule opens subscriptions/listen for a new task of a tool that completes and checks
-// the stream: the acknowledgement comes first and lists the task, and notifications/tasks
-// carry full DetailedTasks up to the terminal status (EXT §Task Status Notifications; C26-SUBS).
-func (r *runner) listenRule(ctx context.Context) {
-	const id, title = "B34", "subscriptions/listen acknowledges first, then pushes full tasks to the end"
+// listenRule (B34) opens subscriptions/listen for a new task of a tool that completes and
+// checks the stream: the acknowledgement comes first and lists the task, and
+// notifications/tasks carry full DetailedTasks up to the terminal status (EXT §Task Status
+// Notifications; C26-SUBS).
+func listenRule(ctx context.Context, r *runner, ev evidence) finding {
 	var pick *call
-	for _, c := range r.taskCalls() {
+	for _, c := range ev.tasks {
 		if c.task.terminal() == "completed" && !c.task.asked && (pick == nil || c.dur < pick.dur) {
 			pick = c
 		}
 	}
 	if pick == nil {
-		r.add(id, title, Skip, firstNonEmpty(ifNot(len(r.taskCalls()) == 0, "no tool's task completes by itself"), r.noTasks()))
-		return
+		return skipped(firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tool's task completes by itself"), r.noTasks()))
 	}
 	if !r.budgetLeft(ctx) {
-		r.cutShort(id, title, "")
-		return
+		return failed(errBudget)
 	}
 	nc := r.callTool(ctx, pick.tool, pick.args, false)
 	if nc.task == nil {
-		r.add(id, title, Skip, pick.tool.name+" gave no task the second time: "+nc.seen())
-		return
+		return skipped(pick.tool.name + " gave no task the second time: " + nc.seen())
 	}
 	lctx, cancel := context.WithTimeout(ctx, r.longAfter(nc.task.poll)+2*pick.dur)
 	defer cancel()
-	var mu sync.Mutex
-	problem, acked, pushed, done := "", false, 0, false
-	err := r.c.Listen(lctx, []string{nc.task.id}, &rpc.Subscription{
-		OnAck: func(ids []string) {
-			mu.Lock()
-			defer mu.Unlock()
-			acked = true
-			if !contains(ids, nc.task.id) && problem == "" {
-				problem = fmt.Sprintf("the acknowledgement lists %v, not the task %s", ids, nc.task.id)
-			}
-		},
-		OnTask: func(t *rpc.Task) {
-			mu.Lock()
-			defer mu.Unlock()
-			pushed++
-			if !acked && problem == "" {
-				problem = "a notifications/tasks came before notifications/subscriptions/acknowledged"
-			}
-			if p := getVariant(t.Raw); p != "" && problem == "" {
-				problem = "a pushed task is not a full DetailedTask: " + p
-			}
-			if t.Status.Terminal() {
-				done = true
-				cancel()
-			}
-		},
-	})
+	w := &listenWatch{id: nc.task.id, end: cancel}
+	err := r.c.Listen(lctx, []string{nc.task.id}, &rpc.Subscription{OnAck: w.onAck, OnTask: w.onTask})
 	var rerr *rpc.Error
 	if errors.As(err, &rerr) && rerr.Code == rpc.CodeMethodNotFound {
-		r.add(id, title, Skip, fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
-		return
+		return skipped(fmt.Sprintf("the server offers no subscriptions (%s)", describe(&rpc.Message{Error: rerr}, nil)))
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.problem == "" && ctx.Err() != nil && !w.done {
+		return failed(errBudget)
+	}
+	return found(w.verdict(err), pick.tool.name)
+}
+
+// listenWatch watches one subscriptions/listen stream for one task.
+type listenWatch struct {
+	id  string
+	end context.CancelFunc // ends the stream once the task ended
+
+	mu      sync.Mutex
+	problem string
+	acked   bool
+	pushed  int
+	done    bool
+}
+
+func (w *listenWatch) onAck(ids []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.acked = true
+	if !contains(ids, w.id) && w.problem == "" {
+		w.problem = fmt.Sprintf("the acknowledgement lists %v, not the task %s", ids, w.id)
+	}
+}
+
+func (w *listenWatch) onTask(t *rpc.Task) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pushed++
+	if !w.acked && w.problem == "" {
+		w.problem = "a notifications/tasks came before notifications/subscriptions/acknowledged"
+	}
+	if p := getVariant(t.Raw); p != "" && w.problem == "" {
+		w.problem = "a pushed task is not a full DetailedTask: " + p
+	}
+	if t.Status.Terminal() {
+		w.done = true
+		w.end()
+	}
+}
+
+// verdict says what was wrong with the stream, once it ended with err; w.mu is held.
+func (w *listenWatch) verdict(err error) string {
 	switch {
-	case problem != "":
-	case ctx.Err() != nil && !done:
-		r.cutShort(id, title, "")
-		return
-	case !acked:
-		problem = fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
-	case pushed == 0:
-		problem = "no notifications/tasks for the task"
-	case !done:
-		problem = "the stream never pushed the task's terminal status"
+	case w.problem != "":
+		return w.problem
+	case !w.acked:
+		return fmt.Sprintf("no notifications/subscriptions/acknowledged on the stream (%v)", errOrNothing(err))
+	case w.pushed == 0:
+		return "no notifications/tasks for the task"
+	case !w.done:
+		return "the stream never pushed the task's terminal status"
 	}
-	r.verdict(id, title, problem, pick.tool.name)
+	return ""
 }
 
 func errOrNothing(err error) string {
