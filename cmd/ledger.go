@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/connect"
@@ -91,29 +89,14 @@ func (f *Factory) findTask(id string) (*state.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if key != "" {
-		for i := range recs {
-			if recs[i].Server.Key() == key {
-				return &recs[i], nil
-			}
-		}
-		return nil, nil
+	rec, err := ledger.Pick(id, recs, key)
+	if err != nil { // several servers, none named
+		return nil, &FlagError{Err: err}
 	}
-	switch len(recs) {
-	case 0:
-		if f.Global.Server != "" {
-			return nil, nil // $MCPTASK_SERVER
-		}
+	if rec == nil && key == "" && f.Global.Server == "" { // $MCPTASK_SERVER gives one
 		return nil, flagErrorf("task %s is not in the ledger (%s) and no server was given: add --server URL or --stdio 'command args'", id, st.Path())
-	case 1:
-		return &recs[0], nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "task id %s is in the ledger for %d servers; choose one with --server or --stdio:", id, len(recs))
-	for _, r := range recs {
-		fmt.Fprintf(&b, "\n  %s", r.Server.Display())
-	}
-	return nil, &FlagError{Err: errors.New(b.String())}
+	return rec, nil
 }
 
 // connectTask connects to the server of task id: the ledger's record when there is one (its

@@ -6,18 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
-	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
-	"github.com/mcptask/mcptask/internal/taskstatus"
-	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -57,14 +53,6 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 	c.Flags().BoolVarP(&opts.All, "all", "a", false, "include finished and expired tasks")
 	c.Flags().BoolVar(&opts.Remote, "remote", false, "also show the server's own tasks/list (2025-11-25 servers that declare tasks.list)")
 	return c
-}
-
-// displayStatus is a record's status as a user should read it: expired wins.
-func displayStatus(r state.Record, now time.Time) string {
-	if r.ExpiredAt(now) && !r.Terminal() {
-		return taskstatus.Expired
-	}
-	return r.Status
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
@@ -117,52 +105,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "%s in the ledger (%s)\n", what, st.Path())
 		return nil
 	}
-	return printList(f.IO.Out, recs, file.Tasks, remote, opts.Remote, remoteRef, now)
-}
-
-// printList is the table of list: the ledger's records, and with remote the server's own list
-// (ref's), marking the tasks the ledger (all) knows.
-func printList(out io.Writer, recs, all []state.Record, remote []*rpc.Task, withRemote bool, ref ServerRef, now time.Time) error {
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	if len(recs) > 0 {
-		// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
-		via := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Via != "" })
-		viaHead, viaCell := "", func(state.Record) string { return "" }
-		if via {
-			viaHead = "\tVIA"
-			viaCell = func(r state.Record) string {
-				if r.Via == "" {
-					return "\tmcptask"
-				}
-				return "\t" + termsafe.Line(r.Via)
-			}
-		}
-		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\tSTATUS\tAGE\tMESSAGE")
-		for _, r := range recs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
-				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				displayStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
-		}
-	}
-	if withRemote {
-		if len(recs) > 0 {
-			fmt.Fprintln(tw)
-		}
-		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(ref.String()))
-		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
-		known := map[string]bool{}
-		for _, r := range all {
-			known[r.TaskID] = true
-		}
-		for _, t := range remote {
-			in := "no"
-			if known[t.TaskID] {
-				in = "yes"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(truncate(t.StatusMessage, 50)))
-		}
-	}
-	return tw.Flush()
+	return output.List(f.IO.Out, recs, file.Tasks, remote, opts.Remote, remoteRef.String(), now)
 }
 
 // listRemote is the server's own tasks/list (--remote), in the session of one of its
@@ -188,14 +131,6 @@ func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.T
 		return nil, ref, fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
 	}
 	return tasks, ref, err
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // NewCmdForget returns `mcptask forget`.
@@ -224,33 +159,9 @@ func runForget(f *Factory, ids []string) error {
 	if err != nil {
 		return err
 	}
-	var missing []string
-	err = st.Update(func(file *state.File) error {
-		for _, id := range ids {
-			kept := file.Tasks[:0]
-			found := false
-			for _, r := range file.Tasks {
-				if r.TaskID == id && (key == "" || r.Server.Key() == key) {
-					found = true
-					continue
-				}
-				kept = append(kept, r)
-			}
-			file.Tasks = kept
-			if !found {
-				missing = append(missing, id)
-			}
-		}
-		return nil
-	})
+	forgot, missing, err := ledger.Forget(st, ids, key)
 	if err != nil {
 		return err
-	}
-	forgot := []string{}
-	for _, id := range ids {
-		if !slices.Contains(missing, id) {
-			forgot = append(forgot, id)
-		}
 	}
 	if err := f.printer().Print(output.Forget{Type: "forget", Forgotten: forgot, Missing: missing}, nil); err != nil {
 		return err
@@ -287,12 +198,4 @@ func NewCmdPrune(f *Factory) *cobra.Command {
 			})
 		},
 	}
-}
-
-// listMessage is the last message of a record, or what went wrong last time.
-func listMessage(r state.Record) string {
-	if r.LastError != "" {
-		return "! " + r.LastError
-	}
-	return r.StatusMessage
 }
