@@ -209,11 +209,7 @@ func runServersTrust(f *Factory, trust, all bool, names []string) error {
 // completeTaskIDs offers the ledger's task ids (shell completion).
 func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		st, err := f.ledger()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		file, err := st.Load()
+		_, file, err := f.loadLedger()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

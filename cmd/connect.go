@@ -144,19 +144,11 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 		t.Dir, _ = os.Getwd()
 	}
 	ref, hdr, err := connect.NewRef(t, f.Getenv)
+	if err == nil {
+		err = f.connectOptions().Check(f.Getenv)
+	}
 	if err != nil {
 		return ref, nil, connErr(err)
-	}
-	if g.ConnectTimeout < 0 {
-		return ref, nil, flagErrorf("--connect-timeout %s: want a duration such as 30s, or 0 to wait as long as it takes", g.ConnectTimeout)
-	}
-	switch g.Protocol {
-	case "auto", rpc.VersionModern, rpc.VersionLegacy:
-	default:
-		return ref, nil, flagErrorf("--protocol %q: want auto, %s or %s", g.Protocol, rpc.VersionModern, rpc.VersionLegacy)
-	}
-	if err := f.checkAuthFlags(); err != nil {
-		return ref, nil, err
 	}
 	f.connector().LearnSecrets(ref, hdr)
 	return ref, hdr, nil

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,47 +56,25 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 
 func runList(ctx context.Context, opts *ListOptions) error {
 	f := opts.f
-	st, err := f.ledger()
-	if err != nil {
-		return err
-	}
-	file, err := st.Load()
+	st, file, err := f.loadLedger()
 	if err != nil {
 		return err
 	}
 	now := f.Now()
-	var recs []state.Record
+	l := output.Listing{Ledger: file.Tasks, WithRemote: opts.Remote}
 	for _, r := range file.Tasks {
 		if opts.All || r.Unfinished(now) {
-			recs = append(recs, r)
+			l.Records = append(l.Records, r)
 		}
 	}
-	var remote []*rpc.Task
-	var remoteRaw json.RawMessage
-	var remoteRef ServerRef
 	if opts.Remote {
-		if remote, remoteRef, err = listRemote(ctx, f, file.Tasks, now); err != nil {
+		var ref ServerRef
+		if l.Remote, ref, err = listRemote(ctx, f, file.Tasks, now); err != nil {
 			return err
 		}
-		raws := make([]json.RawMessage, 0, len(remote))
-		for _, t := range remote {
-			raws = append(raws, t.Raw)
-		}
-		remoteRaw, _ = json.Marshal(raws)
+		l.Server = ref.String()
 	}
-	if f.Global.JSON {
-		if recs == nil {
-			recs = []state.Record{}
-		}
-		env := envelope{Type: "list", Records: recs, Remote: remoteRaw}
-		if opts.Remote {
-			// "server" is the server whose tasks/list is shown; the ledger alone spans every
-			// server, so it names none (each record carries its own).
-			env.Server = remoteRef.String()
-		}
-		return writeJSON(f.IO.Out, env)
-	}
-	if len(recs) == 0 && !opts.Remote {
+	if len(l.Records) == 0 && !opts.Remote && !f.Global.JSON {
 		what := "no unfinished tasks"
 		if opts.All {
 			what = "no tasks"
@@ -105,7 +82,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "%s in the ledger (%s)\n", what, st.Path())
 		return nil
 	}
-	return output.List(f.IO.Out, recs, file.Tasks, remote, opts.Remote, remoteRef.String(), now)
+	return f.printer().Print(l.Doc(), func(w io.Writer) error { return l.Text(w, now) })
 }
 
 // listRemote is the server's own tasks/list (--remote), in the session of one of its
@@ -188,11 +165,7 @@ func NewCmdPrune(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ids := make([]string, 0, len(removed))
-			for _, r := range removed {
-				ids = append(ids, r.TaskID)
-			}
-			return f.printer().Print(output.Prune{Type: "prune", Removed: ids}, func(io.Writer) error {
+			return f.printer().Print(output.NewPrune(removed), func(io.Writer) error {
 				_, err := fmt.Fprintf(f.IO.ErrOut, "removed %d finished or expired task(s) from %s\n", len(removed), st.Path())
 				return err
 			})

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -20,9 +21,37 @@ import (
 // The tables and documents of the commands that show the ledger (list, adopt) and the named
 // servers (servers, servers trust).
 
-// List writes the table of list: the ledger's records recs, and with remote the server's own
-// tasks/list (server's), marking the tasks the whole ledger (all) knows.
-func List(w io.Writer, recs, all []state.Record, remote []*rpc.Task, withRemote bool, server string, now time.Time) error {
+// Listing is what list shows: the ledger's records chosen (Records, of the whole Ledger) and,
+// WithRemote, a server's own tasks/list (Remote, Server's), marking the tasks the ledger knows.
+type Listing struct {
+	Records, Ledger []state.Record
+	WithRemote      bool
+	Remote          []*rpc.Task
+	Server          string
+}
+
+// Doc is the list document: the records, and a server's list as the server sent it.
+func (l Listing) Doc() Envelope {
+	env := Envelope{Type: "list", Records: l.Records}
+	if l.Records == nil {
+		env.Records = []state.Record{}
+	}
+	if l.WithRemote {
+		raws := make([]json.RawMessage, 0, len(l.Remote))
+		for _, t := range l.Remote {
+			raws = append(raws, t.Raw)
+		}
+		env.Remote, _ = json.Marshal(raws)
+		// "server" is the server whose tasks/list is shown; the ledger alone spans every
+		// server, so it names none (each record carries its own).
+		env.Server = l.Server
+	}
+	return env
+}
+
+// Text writes the table of list.
+func (l Listing) Text(w io.Writer, now time.Time) error {
+	recs := l.Records
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	if len(recs) > 0 {
 		// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
@@ -44,17 +73,17 @@ func List(w io.Writer, recs, all []state.Record, remote []*rpc.Task, withRemote 
 				recordStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
 		}
 	}
-	if withRemote {
+	if l.WithRemote {
 		if len(recs) > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(server))
+		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(l.Server))
 		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
 		known := map[string]bool{}
-		for _, r := range all {
+		for _, r := range l.Ledger {
 			known[r.TaskID] = true
 		}
-		for _, t := range remote {
+		for _, t := range l.Remote {
 			in := "no"
 			if known[t.TaskID] {
 				in = "yes"
@@ -88,6 +117,15 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// NewPrune is the prune document of the records removed.
+func NewPrune(removed []state.Record) Prune {
+	doc := Prune{Type: "prune", Removed: make([]string, 0, len(removed))}
+	for _, r := range removed {
+		doc.Removed = append(doc.Removed, r.TaskID)
+	}
+	return doc
 }
 
 // NewAdopt is the adopt document of what adopting each record did.
