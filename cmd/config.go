@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,23 +25,9 @@ func (f *Factory) servers() (*config.Set, error) {
 	f.cfgOnce.Do(func() {
 		wd, _ := os.Getwd()
 		f.cfg, f.cfgErr = config.Load(config.Files(f.Global.Config, f.Getenv, wd), config.Trusted(f.Getenv))
-		f.cfgErr = configErr(f.cfgErr)
+		f.cfgErr = connErr(f.cfgErr)
 	})
 	return f.cfg, f.cfgErr
-}
-
-// configErr gives internal/config's errors their exit codes: a usage problem is a FlagError,
-// an untrusted project entry exits 2 without the usage hint.
-func configErr(err error) error {
-	var ue *config.UsageError
-	var ut *config.UntrustedError
-	switch {
-	case errors.As(err, &ue):
-		return &FlagError{Err: ue.Err}
-	case errors.As(err, &ut):
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	return err
 }
 
 // applyNamedServer turns --server NAME into the flags it stands for. A value that looks like
@@ -66,7 +51,7 @@ func (f *Factory) applyNamedServer() error {
 		f.warnf("server %q in the project file %s is ignored: %s defines %q too, and your own config wins", name, x.Source, s.Source, name)
 	}
 	if err != nil {
-		return configErr(err)
+		return connErr(err)
 	}
 	if r.URL != "" {
 		f.Global.Server = r.URL
@@ -192,7 +177,7 @@ func runServersTrust(f *Factory, trust, all bool, names []string) error {
 	}
 	chosen, err := set.ChooseProject(names, all)
 	if err != nil {
-		return configErr(err)
+		return connErr(err)
 	}
 	if err := config.SetTrust(f.Getenv, chosen, trust, f.Now().UTC()); err != nil {
 		return err
