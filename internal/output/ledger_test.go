@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/ledger"
+	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -62,5 +63,19 @@ func TestAdoptDocument(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(text.String()), "\n")
 	if len(lines) != 2 || !strings.HasSuffix(lines[0], ": already yours") || !strings.Contains(lines[1], ": adopted; resuming it will start the command helper") {
 		t.Fatalf("adopt text:\n%s", text.String())
+	}
+}
+
+// TestListingDoc: no records is [] (not null), and only --remote names a server and carries
+// the server's tasks as it sent them.
+func TestListingDoc(t *testing.T) {
+	b, _ := json.Marshal(Listing{}.Doc())
+	if string(b) != `{"type":"list","records":[]}` {
+		t.Fatalf("empty list document %s", b)
+	}
+	l := Listing{WithRemote: true, Server: "http://127.0.0.1:1/mcp", Remote: []*rpc.Task{{TaskID: "r", Raw: json.RawMessage(`{"taskId":"r","x":1}`)}}}
+	b, _ = json.Marshal(l.Doc())
+	if string(b) != `{"type":"list","server":"http://127.0.0.1:1/mcp","records":[],"remote":[{"taskId":"r","x":1}]}` {
+		t.Fatalf("remote list document %s", b)
 	}
 }
