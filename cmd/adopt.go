@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"reflect"
 	"strings"
 
 	"github.com/mcptask/mcptask/internal/connect"
-	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/ledger"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
@@ -17,15 +15,6 @@ import (
 // the environment when its server is reached again; it may do so only if this user's mcptask
 // wrote it (state/sign.go). Records are signed when they are created, checked whenever one is
 // connected to again (connectRecord), and a record that fails the check is adopted explicitly.
-
-// adoptEntry is one record in `mcptask adopt --json`.
-type adoptEntry struct {
-	TaskID string   `json:"taskId"`
-	Server string   `json:"server"`
-	Grants []string `json:"grants"`
-	// Adopted is false when the record was already this user's.
-	Adopted bool `json:"adopted"`
-}
 
 // NewCmdAdopt returns `mcptask adopt`.
 func NewCmdAdopt(f *Factory) *cobra.Command {
@@ -73,77 +62,18 @@ func runAdopt(f *Factory, ids []string) error {
 	if err != nil {
 		return err
 	}
-	var out []adoptEntry
-	var missing []string
-	for _, id := range ids {
-		recs, err := st.Find(id)
-		if err != nil {
-			return err
-		}
-		n := 0
-		for _, r := range recs {
-			if key != "" && r.Server.Key() != key {
-				continue
-			}
-			n++
-			e, err := adoptRecord(st, k, r)
-			if err != nil {
-				return fmt.Errorf("adopt task %s: %w", id, err)
-			}
-			out = append(out, e)
-		}
-		if n == 0 {
-			missing = append(missing, id)
-		}
+	done, missing, err := ledger.Adopt(st, k, ids, key)
+	if err != nil {
+		return err
 	}
 	if len(missing) > 0 {
 		return flagErrorf("not in the ledger: %s; 'mcptask list --all' shows what is there", termsafe.Line(strings.Join(missing, ", ")))
 	}
+	doc := output.NewAdopt(done)
 	if f.Global.JSON {
-		return writeJSON(f.IO.Out, map[string]any{"type": "adopt", "tasks": out})
+		return writeJSON(f.IO.Out, doc)
 	}
-	printAdopted(f.IO.ErrOut, out)
-	return nil
-}
-
-// adoptRecord signs r with k when its signature does not check, and describes it.
-func adoptRecord(st *state.Store, k *state.Keyring, r state.Record) (adoptEntry, error) {
-	e := adoptEntry{TaskID: r.TaskID, Server: r.Server.Display(), Grants: r.Server.Grants()}
-	if e.Grants == nil {
-		e.Grants = []string{}
-	}
-	if k.Check(r) == nil {
-		return e, nil
-	}
-	signed := r
-	if err := k.Sign(&signed); err != nil {
-		return e, err
-	}
-	// Only the record shown is signed: one changed since is left alone.
-	if err := st.Patch(r.Server.Key(), r.TaskID, func(cur *state.Record) {
-		if reflect.DeepEqual(cur.Server, signed.Server) {
-			cur.MAC = signed.MAC
-		}
-	}); err != nil {
-		return e, err
-	}
-	e.Adopted = true
-	return e, nil
-}
-
-// printAdopted tells a person what adopt did with each record, and what resuming it will do.
-func printAdopted(w io.Writer, out []adoptEntry) {
-	for _, e := range out {
-		what := "already yours"
-		if e.Adopted {
-			what = "adopted"
-		}
-		fmt.Fprintf(w, "task %s on %s: %s", termsafe.Line(e.TaskID), termsafe.Line(e.Server), what)
-		if len(e.Grants) > 0 {
-			fmt.Fprintf(w, "; resuming it will %s", termsafe.Line(strings.Join(e.Grants, ", ")))
-		}
-		fmt.Fprintln(w)
-	}
+	return doc.Text(f.IO.ErrOut)
 }
 
 // isUntrustedRecord reports whether err is a record that connect.Connector.Check refused.

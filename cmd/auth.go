@@ -37,10 +37,6 @@ func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&a.Issuer, "issuer", "", "issuer `URL` of the authorization server --client-id is registered at; its secret or key is sent only there, and a server naming another is refused (exit 7)")
 }
 
-// checkAuthFlags validates the OAuth flags before anything is sent: values, the secret's
-// variable, the key file (connect.AuthOptions.Check).
-func (f *Factory) checkAuthFlags() error { return connErr(f.Global.Auth.Check(f.Getenv)) }
-
 // authReason is the --json error's "reason" for an authorization failure.
 func authReason(err error) string { return string(auth.ReportedReason(err)) }
 

@@ -1,20 +1,16 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/config"
-	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/state"
-	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/mcptask/mcptask/internal/ledger"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -29,23 +25,9 @@ func (f *Factory) servers() (*config.Set, error) {
 	f.cfgOnce.Do(func() {
 		wd, _ := os.Getwd()
 		f.cfg, f.cfgErr = config.Load(config.Files(f.Global.Config, f.Getenv, wd), config.Trusted(f.Getenv))
-		f.cfgErr = configErr(f.cfgErr)
+		f.cfgErr = connErr(f.cfgErr)
 	})
 	return f.cfg, f.cfgErr
-}
-
-// configErr gives internal/config's errors their exit codes: a usage problem is a FlagError,
-// an untrusted project entry exits 2 without the usage hint.
-func configErr(err error) error {
-	var ue *config.UsageError
-	var ut *config.UntrustedError
-	switch {
-	case errors.As(err, &ue):
-		return &FlagError{Err: ue.Err}
-	case errors.As(err, &ut):
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	return err
 }
 
 // applyNamedServer turns --server NAME into the flags it stands for. A value that looks like
@@ -59,25 +41,21 @@ func (f *Factory) applyNamedServer() error {
 	if err != nil {
 		return err
 	}
-	s, ignored := set.Lookup(name)
+	a := &f.Global.Auth
+	o := config.OAuthSettings{ClientID: a.ClientID, ClientSecretEnv: a.ClientSecretEnv, ClientMetadataURL: a.ClientMetadataURL, Issuer: a.Issuer, CallbackPort: a.CallbackPort, Scopes: a.Scopes}
+	s, ignored, r, err := set.Use(name, f.Getenv, &o, auth.ValidIssuer)
 	if s == nil {
 		return flagErrorf("--server %q is neither a URL nor a server named in a config file; 'mcptask servers' lists the names", name)
 	}
-	for _, o := range ignored {
-		f.warnf("server %q in the project file %s is ignored: %s defines %q too, and your own config wins", name, o.Source, s.Source, name)
+	for _, x := range ignored {
+		f.warnf("server %q in the project file %s is ignored: %s defines %q too, and your own config wins", name, x.Source, s.Source, name)
 	}
-	r, err := s.Resolve(f.Getenv)
 	if err != nil {
-		return configErr(err)
+		return connErr(err)
 	}
 	if r.URL != "" {
 		f.Global.Server = r.URL
 		f.Global.Headers = append(f.Global.Headers, r.Headers...)
-		a := &f.Global.Auth
-		o := config.OAuthSettings{ClientID: a.ClientID, ClientSecretEnv: a.ClientSecretEnv, ClientMetadataURL: a.ClientMetadataURL, Issuer: a.Issuer, CallbackPort: a.CallbackPort, Scopes: a.Scopes}
-		if err := s.FillOAuth(&o, f.Getenv, auth.ValidIssuer); err != nil {
-			return configErr(err)
-		}
 		a.ClientID, a.ClientSecretEnv, a.ClientMetadataURL, a.Issuer, a.CallbackPort, a.Scopes = o.ClientID, o.ClientSecretEnv, o.ClientMetadataURL, o.Issuer, o.CallbackPort, o.Scopes
 		return nil
 	}
@@ -142,39 +120,19 @@ shadowed (a file earlier in the order defines the name).`,
 	return c
 }
 
-// runServers lists the named servers, as a table or, with --json, a "servers" envelope.
+// runServers lists the named servers, as a table or, with --json, a "servers" document.
 func runServers(f *Factory) error {
 	set, err := f.servers()
 	if err != nil {
 		return err
 	}
-	servers := set.Servers
-	if f.Global.JSON {
-		list := make([]map[string]any, 0, len(servers))
-		for _, s := range servers {
-			e := map[string]any{"name": s.Name, "source": s.Source, "scope": s.Scope.String(), "trust": s.TrustLabel()}
-			if s.URL != "" {
-				e["url"] = s.URL
-			} else {
-				e["command"] = append([]string{s.Command}, s.Args...)
-			}
-			if s.ShadowedBy != "" {
-				e["shadowedBy"] = s.ShadowedBy
-			}
-			list = append(list, e)
+	return f.printer().Print(output.NewServers(set.Servers), func(w io.Writer) error {
+		if len(set.Servers) == 0 {
+			_, err := fmt.Fprintln(f.IO.ErrOut, "no named servers in:\n  "+strings.Join(set.Paths(), "\n  "))
+			return err
 		}
-		return writeJSON(f.IO.Out, map[string]any{"type": "servers", "servers": list})
-	}
-	if len(servers) == 0 {
-		fmt.Fprintln(f.IO.ErrOut, "no named servers in:\n  "+strings.Join(set.Paths(), "\n  "))
-		return nil
-	}
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSERVER\tTRUST\tSOURCE")
-	for _, s := range servers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(s.Name), termsafe.Line(truncate(s.Target(), 60)), s.TrustLabel(), termsafe.Line(s.Source))
-	}
-	return tw.Flush()
+		return output.ServersTable(w, set.Servers)
+	})
 }
 
 // newCmdServersTrust returns `mcptask servers trust` (trust) or `mcptask servers untrust`.
@@ -217,35 +175,15 @@ func runServersTrust(f *Factory, trust, all bool, names []string) error {
 	if err != nil {
 		return err
 	}
-	chosen, err := chooseProjectServers(set, names, all)
+	chosen, err := set.ChooseProject(names, all)
 	if err != nil {
-		return err
+		return connErr(err)
 	}
-	tl, err := config.TrustList(f.Getenv)
-	if err != nil {
-		return err
-	}
-	now := f.Now().UTC()
-	err = tl.Update(func(list []state.TrustedServer) []state.TrustedServer {
-		list = slices.DeleteFunc(list, func(t state.TrustedServer) bool {
-			return slices.ContainsFunc(chosen, func(s config.Server) bool { return s.Source == t.File && s.Name == t.Name })
-		})
-		if trust {
-			for _, s := range chosen {
-				list = append(list, state.TrustedServer{File: s.Source, Name: s.Name, SHA256: s.Digest, TrustedAt: now})
-			}
-		}
-		return list
-	})
-	if err != nil {
+	if err := config.SetTrust(f.Getenv, chosen, trust, f.Now().UTC()); err != nil {
 		return err
 	}
 	for _, s := range chosen {
-		if !trust {
-			fmt.Fprintf(f.IO.ErrOut, "untrusted server %q of %s\n", termsafe.Line(s.Name), termsafe.Line(s.Source))
-			continue
-		}
-		printTrusted(f.IO.ErrOut, s)
+		output.TrustChanged(f.IO.ErrOut, s, trust)
 	}
 	if len(chosen) == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "no servers in the project's config files")
@@ -253,78 +191,13 @@ func runServersTrust(f *Factory, trust, all bool, names []string) error {
 	return nil
 }
 
-// chooseProjectServers picks the servers of the project's config files called names, or all
-// of them. A name no project file defines is a usage error.
-func chooseProjectServers(set *config.Set, names []string, all bool) ([]config.Server, error) {
-	var chosen []config.Server
-	for _, name := range names {
-		found, own := false, ""
-		for _, s := range set.Servers {
-			if s.Name != name {
-				continue
-			}
-			if s.Scope != config.Project {
-				own = s.Source
-				continue
-			}
-			found = true
-			chosen = append(chosen, s)
-		}
-		if !found && own != "" {
-			return nil, flagErrorf("server %q comes from your own config %s, not from a project file; it needs no trust", name, own)
-		}
-		if !found {
-			return nil, flagErrorf("no server %q in the project's config files (%s); 'mcptask servers' lists them", name, strings.Join(set.ProjectPaths(), ", "))
-		}
-	}
-	if all {
-		for _, s := range set.Servers {
-			if s.Scope == config.Project {
-				chosen = append(chosen, s)
-			}
-		}
-	}
-	return chosen, nil
-}
-
-// printTrusted says what the server just trusted runs or reaches, and which names of
-// headers and environment variables it is given (never their values).
-func printTrusted(w io.Writer, s config.Server) {
-	fmt.Fprintf(w, "trusted server %q of %s: %s", termsafe.Line(s.Name), termsafe.Line(s.Source), termsafe.Line(s.Target()))
-	if len(s.Headers) > 0 {
-		fmt.Fprintf(w, "; headers %s", termsafe.Line(strings.Join(sortedKeys(s.Headers), ", ")))
-	}
-	if len(s.Env) > 0 {
-		fmt.Fprintf(w, "; env %s", termsafe.Line(strings.Join(sortedKeys(s.Env), ", ")))
-	}
-	if s.ShadowedBy != "" {
-		fmt.Fprintf(w, " (but %s defines the name too, and wins)", s.ShadowedBy)
-	}
-	fmt.Fprintln(w)
-}
-
 // completeTaskIDs offers the ledger's task ids (shell completion).
 func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		st, err := f.ledger()
+		_, file, err := f.loadLedger()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		file, err := st.Load()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var out []string
-		for _, r := range file.Tasks {
-			// The shell inserts what it is offered into the command line: an id that is not
-			// plain visible ASCII (a ledger from elsewhere, an older mcptask) is not offered,
-			// and the description is cleaned and cut.
-			if rpc.CheckTaskID(r.TaskID) != nil || !strings.HasPrefix(r.TaskID, prefix) {
-				continue
-			}
-			desc := termsafe.Line(termsafe.CutN(r.Tool+" on "+r.Server.Display()+" ("+r.Status+")", 200))
-			out = append(out, r.TaskID+"\t"+desc)
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return ledger.Completions(file.Tasks, prefix), cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/pflag"
@@ -114,10 +115,14 @@ func (f *Factory) connectOptions() connect.Options {
 	return o
 }
 
-// connErr gives internal/connect's errors their exit codes (exitcodes.go).
+// connErr gives the errors of internal/connect and internal/config their exit codes
+// (exitcodes.go): a usage problem is a FlagError, a record or project entry not trusted exits
+// 2 without the usage hint.
 func connErr(err error) error {
 	var ue *connect.UsageError
+	var ce *config.UsageError
 	var ur *connect.UntrustedRecordError
+	var ut *config.UntrustedError
 	var na *connect.NoAnswerError
 	var te *connect.TimeoutError
 	switch {
@@ -125,7 +130,9 @@ func connErr(err error) error {
 		return nil
 	case errors.As(err, &ue):
 		return &FlagError{Err: ue.Err}
-	case errors.As(err, &ur):
+	case errors.As(err, &ce):
+		return &FlagError{Err: ce.Err}
+	case errors.As(err, &ur), errors.As(err, &ut):
 		return &ExitError{Code: ExitUsage, Err: err}
 	case errors.As(err, &na):
 		return &ExitError{Code: ExitFailure, Err: err}
@@ -144,19 +151,11 @@ func (f *Factory) serverRef() (ServerRef, http.Header, error) {
 		t.Dir, _ = os.Getwd()
 	}
 	ref, hdr, err := connect.NewRef(t, f.Getenv)
+	if err == nil {
+		err = f.connectOptions().Check(f.Getenv)
+	}
 	if err != nil {
 		return ref, nil, connErr(err)
-	}
-	if g.ConnectTimeout < 0 {
-		return ref, nil, flagErrorf("--connect-timeout %s: want a duration such as 30s, or 0 to wait as long as it takes", g.ConnectTimeout)
-	}
-	switch g.Protocol {
-	case "auto", rpc.VersionModern, rpc.VersionLegacy:
-	default:
-		return ref, nil, flagErrorf("--protocol %q: want auto, %s or %s", g.Protocol, rpc.VersionModern, rpc.VersionLegacy)
-	}
-	if err := f.checkAuthFlags(); err != nil {
-		return ref, nil, err
 	}
 	f.connector().LearnSecrets(ref, hdr)
 	return ref, hdr, nil

@@ -2,10 +2,7 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/ledger"
@@ -28,18 +25,22 @@ func (f *Factory) ledger() (*state.Store, error) {
 	return state.Open(p).Redacting(f.redactor()), nil
 }
 
+// loadLedger opens the ledger and reads it whole.
+func (f *Factory) loadLedger() (*state.Store, *state.File, error) {
+	st, err := f.ledger()
+	if err != nil {
+		return nil, nil, err
+	}
+	file, err := st.Load()
+	return st, file, err
+}
+
 // toServer is the secret-free description of ref that a record keeps: a URL's credential
 // parameters are redacted, so a resume asks for the URL again (connectRecord).
 func toServer(ref ServerRef) state.Server { return ref.Server() }
 
 // fromServer turns a record's server back into a ServerRef.
 func fromServer(s state.Server) ServerRef { return connect.FromServer(s) }
-
-// newRecord builds the record of a task just created through c.
-func newRecord(c *rpc.Client, ref ServerRef, tool string, t *rpc.Task, now time.Time) state.Record {
-	return ledger.NewRecord(ledger.Origin{Server: toServer(ref), Era: string(c.Era()), Protocol: c.ProtocolVersion(),
-		SessionID: c.SessionID(), Tool: tool}, t, now)
-}
 
 // recordTask writes a new task to the ledger before anything is printed, and keeps a
 // 2025-11-25 HTTP session open for it (several servers bind tasks to their session).
@@ -51,7 +52,8 @@ func recordTask(ctx context.Context, f *Factory, c *rpc.Client, ref ServerRef, t
 	if err != nil {
 		return err
 	}
-	r := newRecord(c, ref, tool, t, f.Now())
+	r := ledger.NewRecord(ledger.Origin{Server: toServer(ref), Era: string(c.Era()), Protocol: c.ProtocolVersion(),
+		SessionID: c.SessionID(), Tool: tool}, t, f.Now())
 	f.connector().Sign(&r)
 	return st.Put(r)
 }
@@ -91,29 +93,14 @@ func (f *Factory) findTask(id string) (*state.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if key != "" {
-		for i := range recs {
-			if recs[i].Server.Key() == key {
-				return &recs[i], nil
-			}
-		}
-		return nil, nil
+	rec, err := ledger.Pick(id, recs, key)
+	if err != nil { // several servers, none named
+		return nil, &FlagError{Err: err}
 	}
-	switch len(recs) {
-	case 0:
-		if f.Global.Server != "" {
-			return nil, nil // $MCPTASK_SERVER
-		}
+	if rec == nil && key == "" && f.Global.Server == "" { // $MCPTASK_SERVER gives one
 		return nil, flagErrorf("task %s is not in the ledger (%s) and no server was given: add --server URL or --stdio 'command args'", id, st.Path())
-	case 1:
-		return &recs[0], nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "task id %s is in the ledger for %d servers; choose one with --server or --stdio:", id, len(recs))
-	for _, r := range recs {
-		fmt.Fprintf(&b, "\n  %s", r.Server.Display())
-	}
-	return nil, &FlagError{Err: errors.New(b.String())}
+	return rec, nil
 }
 
 // connectTask connects to the server of task id: the ledger's record when there is one (its

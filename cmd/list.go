@@ -2,22 +2,17 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
-	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
-	"github.com/mcptask/mcptask/internal/taskstatus"
-	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -59,57 +54,27 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 	return c
 }
 
-// displayStatus is a record's status as a user should read it: expired wins.
-func displayStatus(r state.Record, now time.Time) string {
-	if r.ExpiredAt(now) && !r.Terminal() {
-		return taskstatus.Expired
-	}
-	return r.Status
-}
-
 func runList(ctx context.Context, opts *ListOptions) error {
 	f := opts.f
-	st, err := f.ledger()
-	if err != nil {
-		return err
-	}
-	file, err := st.Load()
+	st, file, err := f.loadLedger()
 	if err != nil {
 		return err
 	}
 	now := f.Now()
-	var recs []state.Record
+	l := output.Listing{Ledger: file.Tasks, WithRemote: opts.Remote}
 	for _, r := range file.Tasks {
 		if opts.All || r.Unfinished(now) {
-			recs = append(recs, r)
+			l.Records = append(l.Records, r)
 		}
 	}
-	var remote []*rpc.Task
-	var remoteRaw json.RawMessage
-	var remoteRef ServerRef
 	if opts.Remote {
-		if remote, remoteRef, err = listRemote(ctx, f, file.Tasks, now); err != nil {
+		var ref ServerRef
+		if l.Remote, ref, err = listRemote(ctx, f, file.Tasks, now); err != nil {
 			return err
 		}
-		raws := make([]json.RawMessage, 0, len(remote))
-		for _, t := range remote {
-			raws = append(raws, t.Raw)
-		}
-		remoteRaw, _ = json.Marshal(raws)
+		l.Server = ref.String()
 	}
-	if f.Global.JSON {
-		if recs == nil {
-			recs = []state.Record{}
-		}
-		env := envelope{Type: "list", Records: recs, Remote: remoteRaw}
-		if opts.Remote {
-			// "server" is the server whose tasks/list is shown; the ledger alone spans every
-			// server, so it names none (each record carries its own).
-			env.Server = remoteRef.String()
-		}
-		return writeJSON(f.IO.Out, env)
-	}
-	if len(recs) == 0 && !opts.Remote {
+	if len(l.Records) == 0 && !opts.Remote && !f.Global.JSON {
 		what := "no unfinished tasks"
 		if opts.All {
 			what = "no tasks"
@@ -117,52 +82,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "%s in the ledger (%s)\n", what, st.Path())
 		return nil
 	}
-	return printList(f.IO.Out, recs, file.Tasks, remote, opts.Remote, remoteRef, now)
-}
-
-// printList is the table of list: the ledger's records, and with remote the server's own list
-// (ref's), marking the tasks the ledger (all) knows.
-func printList(out io.Writer, recs, all []state.Record, remote []*rpc.Task, withRemote bool, ref ServerRef, now time.Time) error {
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	if len(recs) > 0 {
-		// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
-		via := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Via != "" })
-		viaHead, viaCell := "", func(state.Record) string { return "" }
-		if via {
-			viaHead = "\tVIA"
-			viaCell = func(r state.Record) string {
-				if r.Via == "" {
-					return "\tmcptask"
-				}
-				return "\t" + termsafe.Line(r.Via)
-			}
-		}
-		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\tSTATUS\tAGE\tMESSAGE")
-		for _, r := range recs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
-				termsafe.Line(r.TaskID), termsafe.Line(truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				displayStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(truncate(listMessage(r), 50)))
-		}
-	}
-	if withRemote {
-		if len(recs) > 0 {
-			fmt.Fprintln(tw)
-		}
-		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(ref.String()))
-		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
-		known := map[string]bool{}
-		for _, r := range all {
-			known[r.TaskID] = true
-		}
-		for _, t := range remote {
-			in := "no"
-			if known[t.TaskID] {
-				in = "yes"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(truncate(t.StatusMessage, 50)))
-		}
-	}
-	return tw.Flush()
+	return f.printer().Print(l.Doc(), func(w io.Writer) error { return l.Text(w, now) })
 }
 
 // listRemote is the server's own tasks/list (--remote), in the session of one of its
@@ -188,14 +108,6 @@ func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.T
 		return nil, ref, fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
 	}
 	return tasks, ref, err
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // NewCmdForget returns `mcptask forget`.
@@ -224,33 +136,9 @@ func runForget(f *Factory, ids []string) error {
 	if err != nil {
 		return err
 	}
-	var missing []string
-	err = st.Update(func(file *state.File) error {
-		for _, id := range ids {
-			kept := file.Tasks[:0]
-			found := false
-			for _, r := range file.Tasks {
-				if r.TaskID == id && (key == "" || r.Server.Key() == key) {
-					found = true
-					continue
-				}
-				kept = append(kept, r)
-			}
-			file.Tasks = kept
-			if !found {
-				missing = append(missing, id)
-			}
-		}
-		return nil
-	})
+	forgot, missing, err := ledger.Forget(st, ids, key)
 	if err != nil {
 		return err
-	}
-	forgot := []string{}
-	for _, id := range ids {
-		if !slices.Contains(missing, id) {
-			forgot = append(forgot, id)
-		}
 	}
 	if err := f.printer().Print(output.Forget{Type: "forget", Forgotten: forgot, Missing: missing}, nil); err != nil {
 		return err
@@ -277,22 +165,10 @@ func NewCmdPrune(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ids := make([]string, 0, len(removed))
-			for _, r := range removed {
-				ids = append(ids, r.TaskID)
-			}
-			return f.printer().Print(output.Prune{Type: "prune", Removed: ids}, func(io.Writer) error {
+			return f.printer().Print(output.NewPrune(removed), func(io.Writer) error {
 				_, err := fmt.Fprintf(f.IO.ErrOut, "removed %d finished or expired task(s) from %s\n", len(removed), st.Path())
 				return err
 			})
 		},
 	}
-}
-
-// listMessage is the last message of a record, or what went wrong last time.
-func listMessage(r state.Record) string {
-	if r.LastError != "" {
-		return "! " + r.LastError
-	}
-	return r.StatusMessage
 }

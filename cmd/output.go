@@ -39,6 +39,3 @@ type wfGroups struct{ wf *workflow }
 
 func (g wfGroups) Track(ev follow.Event) { g.wf.track(ev) }
 func (g wfGroups) GroupFor(id string)    { g.wf.groupFor(id) }
-
-// sortedKeys is output.SortedKeys, for config.go.
-func sortedKeys[V any](m map[string]V) []string { return output.SortedKeys(m) }

@@ -1,7 +1,9 @@
-// Package ledger is what a run of mcptask writes into the task ledger (internal/state): one
+// Package ledger is what a run of mcptask does with the task ledger (internal/state): one
 // batching Writer shared by the follow engine, the commands and the proxy, the record of a
 // task just created (NewRecord), and the copy of what a server said about a task into its
-// record (ApplyTask).
+// record (ApplyTask); and the commands' edits by task id (edit.go): which record a task id
+// means (Pick), forgetting records (Forget), adopting records another mcptask wrote (Adopt),
+// and the ids offered to a shell (Completions).
 //
 // It is a package beside internal/state rather than part of it because it speaks the wire:
 // records are built from rpc.Task values. internal/state stays the file, its format and its

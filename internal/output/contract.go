@@ -95,6 +95,42 @@ type Prune struct {
 	Type    string   `json:"type"` // "prune"
 }
 
+// Adopt is the --json output of adopt.
+type Adopt struct {
+	Tasks []AdoptTask `json:"tasks"`
+	Type  string      `json:"type"` // "adopt"
+}
+
+// AdoptTask is one record adopt looked at.
+type AdoptTask struct {
+	TaskID string `json:"taskId"`
+	Server string `json:"server"`
+	// Grants says what resuming the task gives its server or runs here (state.Server.Grants).
+	Grants []string `json:"grants"`
+	// Adopted is false when the record was already this user's.
+	Adopted bool `json:"adopted"`
+}
+
+// Servers is the --json output of servers.
+type Servers struct {
+	Servers []Server `json:"servers"`
+	Type    string   `json:"type"` // "servers"
+}
+
+// Server is one named server of a config file: an HTTP URL or a stdio command line.
+type Server struct {
+	Command []string `json:"command,omitempty"`
+	Name    string   `json:"name"`
+	// Scope is whose file it is: explicit (--config), user or project.
+	Scope string `json:"scope"`
+	// ShadowedBy names the file whose entry of the same name wins.
+	ShadowedBy string `json:"shadowedBy,omitempty"`
+	Source     string `json:"source"`
+	// Trust is the TRUST column: user, explicit, trusted, untrusted or shadowed.
+	Trust string `json:"trust"`
+	URL   string `json:"url,omitempty"`
+}
+
 // Check is the --json output of check.
 type Check struct {
 	Budget  CheckBudget `json:"budget"`

@@ -1,0 +1,153 @@
+package ledger
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
+)
+
+// What the commands that pick records by task id (forget, adopt, and every command that
+// reaches a task's server again) do with them. key is the ledger key of the server the
+// command line names, "" when it names none: a record is meant when its task id matches and,
+// with a key, its server too.
+
+// Forget removes the records of the tasks ids from st. forgotten lists the ids that had one,
+// missing the others (a repeated id is missing the second time), in the order of ids.
+func Forget(st *state.Store, ids []string, key string) (forgotten, missing []string, err error) {
+	err = st.Update(func(file *state.File) error {
+		for _, id := range ids {
+			n := len(file.Tasks)
+			file.Tasks = slices.DeleteFunc(file.Tasks, func(r state.Record) bool {
+				return r.TaskID == id && (key == "" || r.Server.Key() == key)
+			})
+			if len(file.Tasks) == n {
+				missing = append(missing, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	forgotten = []string{}
+	for _, id := range ids {
+		if !slices.Contains(missing, id) {
+			forgotten = append(forgotten, id)
+		}
+	}
+	return forgotten, missing, nil
+}
+
+// Adoption is what adopting one record did.
+type Adoption struct {
+	Record state.Record
+	// Adopted is false when the record's signature already checked.
+	Adopted bool
+}
+
+// Adopt signs with k the records of the tasks ids whose signature does not check: the records
+// a ledger restored from elsewhere holds, which may start a command or send a secret once
+// adopted (state/sign.go). missing lists the ids with no record.
+func Adopt(st *state.Store, k *state.Keyring, ids []string, key string) (done []Adoption, missing []string, err error) {
+	for _, id := range ids {
+		recs, err := st.Find(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		n := 0
+		for _, r := range recs {
+			if key != "" && r.Server.Key() != key {
+				continue
+			}
+			n++
+			a, err := adopt(st, k, r)
+			if err != nil {
+				return nil, nil, fmt.Errorf("adopt task %s: %w", id, err)
+			}
+			done = append(done, a)
+		}
+		if n == 0 {
+			missing = append(missing, id)
+		}
+	}
+	return done, missing, nil
+}
+
+// adopt signs r with k when its signature does not check.
+func adopt(st *state.Store, k *state.Keyring, r state.Record) (Adoption, error) {
+	if k.Check(r) == nil {
+		return Adoption{Record: r}, nil
+	}
+	signed := r
+	if err := k.Sign(&signed); err != nil {
+		return Adoption{Record: r}, err
+	}
+	// Only the record shown is signed: one changed since is left alone.
+	err := st.Patch(r.Server.Key(), r.TaskID, func(cur *state.Record) {
+		if reflect.DeepEqual(cur.Server, signed.Server) {
+			cur.MAC = signed.MAC
+		}
+	})
+	return Adoption{Record: r, Adopted: err == nil}, err
+}
+
+// AmbiguousError is a task id the ledger holds for several servers, when the command line
+// named none.
+type AmbiguousError struct {
+	TaskID  string
+	Servers []string
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "task id %s is in the ledger for %d servers; choose one with --server or --stdio:", e.TaskID, len(e.Servers))
+	for _, s := range e.Servers {
+		fmt.Fprintf(&b, "\n  %s", s)
+	}
+	return b.String()
+}
+
+// Pick is the record of task id that a command means, of recs (the ledger's records of id):
+// the one on the server key names, else the only one. nil means none; several with no key is
+// an AmbiguousError.
+func Pick(id string, recs []state.Record, key string) (*state.Record, error) {
+	if key != "" {
+		i := slices.IndexFunc(recs, func(r state.Record) bool { return r.Server.Key() == key })
+		if i < 0 {
+			return nil, nil
+		}
+		return &recs[i], nil
+	}
+	switch len(recs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &recs[0], nil
+	}
+	e := &AmbiguousError{TaskID: id}
+	for _, r := range recs {
+		e.Servers = append(e.Servers, r.Server.Display())
+	}
+	return nil, e
+}
+
+// Completions are the shell's candidates for a task id that starts with prefix: "id\tdescription".
+// The shell inserts what it is offered into the command line, so an id that is not plain
+// visible ASCII (a ledger from elsewhere, an older mcptask) is not offered, and the
+// description is cleaned and cut.
+func Completions(recs []state.Record, prefix string) []string {
+	var out []string
+	for _, r := range recs {
+		if rpc.CheckTaskID(r.TaskID) != nil || !strings.HasPrefix(r.TaskID, prefix) {
+			continue
+		}
+		desc := termsafe.Line(termsafe.CutN(r.Tool+" on "+r.Server.Display()+" ("+r.Status+")", 200))
+		out = append(out, r.TaskID+"\t"+desc)
+	}
+	return out
+}
