@@ -102,8 +102,8 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*follow.G
 		rep.hold = true
 		sinks = []follow.Sink{viewSink{feed}, rep}
 	} else {
-		rep.printer = newProgressPrinter(f)
-		sinks = []follow.Sink{rep.printer, rep}
+		rep.Progress = newProgressPrinter(f)
+		sinks = []follow.Sink{rep.Progress, rep}
 	}
 	e := f.newEngine(o, sinks...)
 	cctx, cancel := withDeadline(ctx, o.Deadline)

@@ -31,7 +31,7 @@ func runLive(ctx context.Context, f *Factory, e *follow.Engine, feed *tui.Feed, 
 	opts.NoColor = f.Getenv("NO_COLOR") != ""
 	if f.Workflow.Notify {
 		// --notify: a task that ends while the terminal is not in front is notified at once.
-		opts.OnFocus = func(focused bool) { f.wf.setBlurred(!focused) }
+		opts.OnFocus = func(focused bool) { f.wf.done.Notifier.SetBlurred(!focused) }
 	}
 	// MCPTASK_DEBUG_LOG=FILE: while the view owns the terminal, debug output goes only there.
 	var debug *log.Logger

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcptask/mcptask/internal/completion"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -181,9 +183,9 @@ func (w *workflow) judge(o follow.Outcome) (envelope, int, string, error) {
 	w.mu.Lock()
 	timeout := w.timeout
 	w.mu.Unlock()
-	described, _, err := describe(o, w.ref(o.Server), timeout)
-	env := taskEnvelope(o, described, err)
-	return env, *env.Code, outcomeName(o, *env.Code), err
+	described, _, code, err := output.Describe(o, w.ref(o.Server), timeout)
+	code, err = judge(context.Background(), code, err)
+	return output.TaskEnvelope(o, described, code, err), code, outcomeName(o, code), err
 }
 
 // verdict is how the end of task o reads in the job log and summary (ci.Job.Verdict).
@@ -234,27 +236,4 @@ func (w *workflow) setTimeout(d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.timeout = d
-}
-
-// track notes a task's first sight and tool for its log group (ci.Job.Track); the progress
-// printer calls it before it prints the first line of a task.
-func (w *workflow) track(ev follow.Event) {
-	if w != nil {
-		w.job.Track(ev)
-	}
-}
-
-// groupFor opens the log group of task id before a progress line about it (ci.Job.GroupFor).
-func (w *workflow) groupFor(id string) {
-	if w != nil {
-		w.job.GroupFor(id)
-	}
-}
-
-// setBlurred records whether the live view's terminal has lost focus (its focus reports):
-// while it has, --notify notifies every end.
-func (w *workflow) setBlurred(b bool) {
-	if w != nil {
-		w.done.Notifier.SetBlurred(b)
-	}
 }
