@@ -49,14 +49,10 @@ func runLive(ctx context.Context, f *Factory, e *follow.Engine, feed *tui.Feed, 
 		defer rtdebug.SetGCPercent(rtdebug.SetGCPercent(75))
 	}
 	m := tui.New(e, feed, ids, initial, opts)
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithFPS(tui.FPS)}
-	if w, h := f.IO.Size(); w > 0 && h > 0 {
-		popts = append(popts, tea.WithWindowSize(w, h))
-	}
 	done := make(chan []follow.Outcome, 1)
 	go func() { done <- e.Run(ctx) }()
 	start := time.Now()
-	final, err := tea.NewProgram(m, popts...).Run()
+	final, err := tea.NewProgram(m, f.teaOptions(ctx)...).Run()
 	e.Stop() // detach whatever is still followed; finished tasks still get their results
 	feed.Close()
 	outs := <-done
@@ -83,14 +79,19 @@ var snapshot = feedfollow.Snapshot
 func askMRTR(ctx context.Context, f *Factory, tool string, reqs map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	wd, _ := os.Getwd()
 	m := tui.NewAsk(tool, feedfollow.Inputs(reqs), tui.Options{WorkDir: wd, NoColor: f.Getenv("NO_COLOR") != ""})
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithFPS(tui.FPS)}
-	if w, h := f.IO.Size(); w > 0 && h > 0 {
-		popts = append(popts, tea.WithWindowSize(w, h))
-	}
-	final, err := tea.NewProgram(m, popts...).Run()
+	final, err := tea.NewProgram(m, f.teaOptions(ctx)...).Run()
 	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("question view: %w", err)
 	}
 	fm, _ := final.(tui.AskModel)
 	return fm.Responses(), nil
+}
+
+// teaOptions run a view on this run's terminal streams, at the size they fix (tests).
+func (f *Factory) teaOptions(ctx context.Context) []tea.ProgramOption {
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithFPS(tui.FPS)}
+	if w, h := f.IO.Size(); w > 0 && h > 0 {
+		popts = append(popts, tea.WithWindowSize(w, h))
+	}
+	return popts
 }

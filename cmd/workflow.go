@@ -21,7 +21,7 @@ import (
 // events: the CI system's job log and summary (--ci, internal/ci), a command run when a task
 // ends (--on-complete) and a desktop notification (--notify), both internal/completion. None of
 // it changes how tasks are followed or the exit code. Here are their flags and their wiring:
-// what a task's end means is the command layer's (describe, outcomeName), what is done with it
+// what a task's end means is the command layer's (describe, output.OutcomeName), what is done with it
 // is theirs.
 
 // WorkflowOptions are the per-command flags of the commands that follow tasks (call, watch,
@@ -39,31 +39,6 @@ func (o *WorkflowOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HookTimeout, "on-complete-timeout", time.Minute, "how long an --on-complete command may run before it is killed")
 	fs.BoolVar(&o.Notify, "notify", false, "on a terminal, notify the desktop (OSC 9 or OSC 777, else the bell) when a task ends after --notify-after, or while the live view is not in front")
 	fs.DurationVar(&o.NotifyAfter, "notify-after", 10*time.Second, "with --notify: how long a wait must have taken for its end to be notified")
-}
-
-// outcomeName is the name a task's end has in summaries, annotations and MCPTASK_STATUS.
-func outcomeName(o follow.Outcome, code int) string {
-	switch o.End {
-	case follow.EndResult:
-		if code == ExitTaskFailed {
-			return "failed"
-		}
-		if o.Task != nil && o.Result == nil && o.RPCError == nil {
-			return string(o.Task.Status) // cancel --wait: the result stays for 'mcptask result'
-		}
-		return "completed"
-	case follow.EndCancelled:
-		return "cancelled"
-	case follow.EndExpired:
-		return "expired"
-	case follow.EndInputRequired:
-		return "input_required"
-	case follow.EndTimeout, follow.EndStillRunning:
-		return "timeout"
-	case follow.EndInterrupted, follow.EndDetached:
-		return "interrupted"
-	}
-	return "error"
 }
 
 // workflow is the sink of one command run: the CI job's log and summary, then the hooks and
@@ -185,7 +160,7 @@ func (w *workflow) judge(o follow.Outcome) (envelope, int, string, error) {
 	w.mu.Unlock()
 	described, _, code, err := output.Describe(o, w.ref(o.Server), timeout)
 	code, err = judge(context.Background(), code, err)
-	return output.TaskEnvelope(o, described, code, err), code, outcomeName(o, code), err
+	return output.TaskEnvelope(o, described, code, err), code, output.OutcomeName(o, code), err
 }
 
 // verdict is how the end of task o reads in the job log and summary (ci.Job.Verdict).
