@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
@@ -66,20 +62,11 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	if f.Global.Server != "" || f.Global.Stdio != "" {
 		return flagErrorf("mcptask demo starts its own server; drop --server/--stdio (or use 'mcptask call' against yours)")
 	}
-	srv, err := demo.New(demo.Options{PollInterval: 500 * time.Millisecond})
+	url, stop, err := demo.StartLoopback(demo.Options{PollInterval: 500 * time.Millisecond})
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("demo: listen on loopback: %w", err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-
-	url := "http://" + ln.Addr().String() + "/mcp"
+	defer stop()
 	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on %s\n", url)
 	fmt.Fprintf(f.IO.ErrOut, "Running: mcptask call sleep --arg seconds=%d --server %s\n\n", opts.Seconds, url)
 	f.Global.Server = url
@@ -136,86 +123,10 @@ and resource catalogue, so that the suite's server scenarios can run against it.
 func runDemoServe(ctx context.Context, opts *DemoOptions) error {
 	f := opts.f
 	logf := func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, "demo: "+format+"\n", args...) }
-	srv, err := demo.New(demo.Options{Store: opts.Store, StepDelay: opts.Step, PollInterval: opts.PollInterval, Logf: logf, Conformance: opts.Conformance})
-	if err != nil {
-		return err
+	err := demo.Serve(ctx, demo.Options{Store: opts.Store, StepDelay: opts.Step, PollInterval: opts.PollInterval, Logf: logf, Conformance: opts.Conformance},
+		demo.ServeOptions{Addr: opts.Addr, AllowRemote: opts.AllowRemote, Stdio: opts.Stdio, ExitAfter: opts.ExitAfter, In: f.IO.In, Out: f.IO.Out, ErrOut: f.IO.ErrOut})
+	if re := (*demo.RemoteError)(nil); errors.As(err, &re) {
+		return &FlagError{Err: err}
 	}
-	defer srv.Close()
-	if opts.Stdio {
-		in := f.IO.In
-		if opts.ExitAfter > 0 {
-			in = &lineLimit{r: in, left: opts.ExitAfter}
-		}
-		err := srv.ServeStdio(ctx, in, f.IO.Out)
-		if errors.Is(err, context.Canceled) {
-			return nil
-		}
-		return err
-	}
-	ln, err := listenDemo(f, opts)
-	if err != nil {
-		return err
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on http://%s/mcp (Ctrl+C to stop)\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		fmt.Fprintln(os.Stderr, err)
-		return err
-	}
-}
-
-// lineLimit ends its input after a number of lines: the demo server's --exit-after, which lets
-// tests make a stdio server die in the middle of a watch.
-type lineLimit struct {
-	r    io.Reader
-	left int
-}
-
-func (l *lineLimit) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, io.EOF
-	}
-	n, err := l.r.Read(p)
-	for i := 0; i < n; i++ {
-		if p[i] == '\n' {
-			l.left--
-			if l.left == 0 {
-				return i + 1, nil // whatever follows the last allowed line is dropped
-			}
-		}
-	}
-	return n, err
-}
-
-// listenDemo opens the demo's HTTP listener. The demo runs any of its tools for anyone who
-// reaches it, so it listens on loopback unless the user says otherwise with --allow-remote
-// (threat model, SECURITY.md class 11). The address is judged after binding, by the address the
-// listener actually has, so that a host name resolving elsewhere, "0.0.0.0", "[::]" or an empty
-// host are all caught.
-func listenDemo(f *Factory, opts *DemoOptions) (net.Listener, error) {
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("demo serve: %w", err)
-	}
-	addr, _ := ln.Addr().(*net.TCPAddr)
-	if addr != nil && addr.IP.IsLoopback() {
-		return ln, nil
-	}
-	if !opts.AllowRemote {
-		_ = ln.Close()
-		return nil, &FlagError{Err: fmt.Errorf("demo serve: --addr %s is not a loopback address, and the demo has no authentication: anyone who can reach it could run its tools; use --addr 127.0.0.1:PORT, or pass --allow-remote if that is meant", opts.Addr)}
-	}
-	fmt.Fprintf(f.IO.ErrOut, "Warning: the demo listens on %s, beyond loopback, without authentication: anyone who can reach it can run its tools.\n", ln.Addr())
-	return ln, nil
+	return err
 }

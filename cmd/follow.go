@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
@@ -65,51 +64,31 @@ func (f *Factory) newLedger() *ledger.Writer {
 	return ledger.New(st, ledger.Options{OnError: func(err error) { f.warnf("%v", err) }})
 }
 
-// resumeGroup is one connection: the tasks of one server (and one 2025-11-25 session).
-type resumeGroup struct {
-	ref     ServerRef
-	recs    []state.Record
-	connect func(context.Context, rpc.ClientOptions) (*rpc.Client, ServerRef, error)
-}
-
-// groupKey is the connection a record is followed on. A record that may not be resumed as it
-// stands (connect.Connector.Check) gets a group of its own: it must neither lend its credentials to the
-// user's records nor take the user's tasks down with it.
-func groupKey(f *Factory, r state.Record) string {
-	k := r.Server.Key() + "\x00" + r.Era + "\x00" + r.SessionID
-	if f.connector().Check(r) != nil {
-		k += "\x00untrusted\x00" + r.TaskID
-	}
-	return k
-}
-
-// groupSet gathers ledger records into one group per connection (server, era and session).
-type groupSet struct {
-	groups []*resumeGroup
-	byKey  map[string]*resumeGroup
-}
-
-func (gs *groupSet) add(f *Factory, r state.Record) {
-	if gs.byKey == nil {
-		gs.byKey = map[string]*resumeGroup{}
-	}
-	k := groupKey(f, r)
-	g := gs.byKey[k]
-	if g == nil {
-		g = &resumeGroup{ref: fromServer(r.Server), connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+// addRecord puts ledger record r in the follow group of its connection, reached again as the
+// ledger recorded it (connectRecord); a record that fails connect.Connector.Check is isolated.
+func addRecord(f *Factory, gs *follow.Groups, r state.Record) {
+	gs.Add(r, f.connector().Check(r) != nil, func() *follow.Group {
+		return newGroup(f, fromServer(r.Server), func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
 			return f.connectRecord(ctx, &r, o)
-		}}
-		gs.byKey[k] = g
-		gs.groups = append(gs.groups, g)
-	}
-	g.recs = append(g.recs, r)
+		})
+	})
+}
+
+// newGroup is the follow group of the server ref, reached with connect; ref also gives the
+// hints of its tasks.
+func newGroup(f *Factory, ref ServerRef, connect func(context.Context, rpc.ClientOptions) (*rpc.Client, ServerRef, error)) *follow.Group {
+	f.wf.server(ref.String(), ref)
+	return &follow.Group{Name: ref.String(), Key: toServer(ref).Key(), Connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, error) {
+		c, _, err := connect(ctx, o)
+		return c, err
+	}}
 }
 
 // followMany follows the tasks of every group to their end at once (one connection per
 // group), reports each outcome as it comes, and returns the most severe exit code. watch and
 // resume share it so that one task or a thousand get the same contract. On a terminal, with
 // nobody's answers given, the live view shows them.
-func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGroup, o followOptions, prompt bool) error {
+func followMany(ctx context.Context, f *Factory, kind string, groups []*follow.Group, o followOptions, prompt bool) error {
 	o.Live = f.useTUI() && prompt && !o.Once && o.Timeout == 0 && o.Answers == nil
 	if o.Deadline.IsZero() {
 		// --timeout counts from the start of the command: connecting included.
@@ -123,13 +102,13 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 		rep.hold = true
 		sinks = []follow.Sink{viewSink{feed}, rep}
 	} else {
-		rep.printer = newProgressPrinter(f)
-		sinks = []follow.Sink{rep.printer, rep}
+		rep.Progress = newProgressPrinter(f)
+		sinks = []follow.Sink{rep.Progress, rep}
 	}
 	e := f.newEngine(o, sinks...)
 	cctx, cancel := withDeadline(ctx, o.Deadline)
 	defer cancel()
-	ids, answered, clients := connectGroups(cctx, e, rep, groups)
+	ids, answered, clients := e.FollowGroups(cctx, groups)
 	defer func() {
 		for _, c := range clients {
 			c.Close()
@@ -138,49 +117,10 @@ func followMany(ctx context.Context, f *Factory, kind string, groups []*resumeGr
 	if o.Live {
 		server := ""
 		if len(groups) == 1 {
-			server = groups[0].ref.String()
+			server = groups[0].Name
 		}
 		return runLive(ctx, f, e, feed, rep, ids, nil, tui.Options{Answered: answered, Server: server})
 	}
 	e.Run(ctx)
 	return rep.finish()
-}
-
-// connectGroups connects every group at once and hands its tasks to e; a server that cannot
-// be reached fails its own tasks only. It returns the task ids in order, the keys already
-// answered of each task, and the clients to close when the run ends.
-func connectGroups(ctx context.Context, e *follow.Engine, rep *reporter, groups []*resumeGroup) (ids []string, answered map[string][]string, clients []*rpc.Client) {
-	answered = map[string][]string{}
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	for _, g := range groups {
-		srv := e.Server(g.ref.String(), toServer(g.ref).Key())
-		rep.server(g.ref.String(), g.ref)
-		targets := make([]follow.Target, 0, len(g.recs))
-		for i := range g.recs {
-			r := &g.recs[i]
-			targets = append(targets, follow.Target{ID: r.TaskID, Tool: r.Tool, Record: r})
-			ids = append(ids, r.TaskID)
-			if len(r.AnsweredKeys) > 0 {
-				answered[r.TaskID] = r.AnsweredKeys // a resumed view never offers them again
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, _, err := g.connect(ctx, srv.ClientOptions(rpc.ClientOptions{}))
-			if err != nil {
-				srv.Unreachable(err, targets...)
-				return
-			}
-			mu.Lock()
-			clients = append(clients, c)
-			mu.Unlock()
-			srv.Follow(c, targets...)
-		}()
-	}
-	wg.Wait()
-	return ids, answered, clients
 }

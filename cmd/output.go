@@ -3,7 +3,6 @@ package cmd
 import (
 	"io"
 
-	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/output"
 )
 
@@ -31,11 +30,9 @@ func newProgressPrinter(f *Factory) *output.Progress {
 	if p := f.printer(); p.Stream() {
 		events = p.Out
 	}
-	return output.NewProgress(f.IO.ErrOut, events, f.Now, wfGroups{f.wf}, f.redactor())
+	var groups output.Groups // the progress lines open the CI log group of their task
+	if f.wf != nil && f.wf.job != nil {
+		groups = f.wf.job
+	}
+	return output.NewProgress(f.IO.ErrOut, events, f.Now, groups, f.redactor())
 }
-
-// wfGroups lets the progress lines open the CI log group of their task.
-type wfGroups struct{ wf *workflow }
-
-func (g wfGroups) Track(ev follow.Event) { g.wf.track(ev) }
-func (g wfGroups) GroupFor(id string)    { g.wf.groupFor(id) }

@@ -5,22 +5,14 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/cobra"
 )
 
-// ResumeOptions are the inputs of `mcptask resume`.
-type ResumeOptions struct {
-	f       *Factory
-	TaskIDs []string
-	WaitFlags
-	AnswerFlags
-}
-
 // NewCmdResume returns `mcptask resume`.
 func NewCmdResume(f *Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
-	opts := &ResumeOptions{f: f}
-	c := &cobra.Command{
+	return newFollowCmd(f, &cobra.Command{
 		Use:   "resume [task-id...]",
 		Short: "Re-attach to every unfinished task in the ledger",
 		Long: `Re-attach to the unfinished tasks in the ledger (or only the ones named), after
@@ -45,23 +37,7 @@ EXIT STATUS
 		Example: `  mcptask resume
   mcptask resume 786512e2-9e0d-44bd-8f29-789f320fe840 --timeout 10m
   mcptask resume --json > outcomes.json`,
-		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(c *cobra.Command, args []string) error {
-			opts.TaskIDs = args
-			if err := opts.WaitFlags.resolve(c); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(c.Context(), opts)
-			}
-			return runResume(c.Context(), opts)
-		},
-	}
-	opts.WaitFlags.AddFlags(c)
-	opts.AnswerFlags.AddFlags(c.Flags())
-	f.Workflow.AddFlags(c.Flags())
-	addJSONLFlag(c, f)
-	return c
+	}, runF, runResume)
 }
 
 // selectResume picks the records to resume: the unfinished ones, or the named ones.
@@ -97,36 +73,30 @@ func selectResume(f *Factory, file *state.File, ids []string) ([]state.Record, e
 }
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {
-	f := opts.f
-	answers, err := opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	onInput, err := opts.AnswerFlags.onInput(f.useTUI())
-	if err != nil {
-		return err
-	}
-	st, err := f.ledger()
-	if err != nil {
-		return err
-	}
-	file, err := st.Load()
-	if err != nil {
-		return err
-	}
-	recs, err := selectResume(f, file, opts.TaskIDs)
-	if err != nil {
-		return err
-	}
-	if len(recs) == 0 {
-		return f.printer().Print(envelope{Type: "resume", Tasks: []envelope{}}, func(io.Writer) error {
-			_, err := fmt.Fprintf(f.IO.ErrOut, "nothing to resume: no unfinished tasks in %s\n", st.Path())
-			return err
-		})
-	}
-	var gs groupSet
-	for _, r := range recs {
-		gs.add(f, r)
-	}
-	return followMany(ctx, f, "resume", gs.groups, followOptions{Timeout: opts.Timeout, Interval: opts.Interval, Once: opts.Once, Answers: answers}, onInput == "prompt")
+	return runFollowing(ctx, opts, "resume", func() ([]*follow.Group, error) {
+		f := opts.f
+		st, err := f.ledger()
+		if err != nil {
+			return nil, err
+		}
+		file, err := st.Load()
+		if err != nil {
+			return nil, err
+		}
+		recs, err := selectResume(f, file, opts.TaskIDs)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			return nil, f.printer().Print(envelope{Type: "resume", Tasks: []envelope{}}, func(io.Writer) error {
+				_, err := fmt.Fprintf(f.IO.ErrOut, "nothing to resume: no unfinished tasks in %s\n", st.Path())
+				return err
+			})
+		}
+		var gs follow.Groups
+		for _, r := range recs {
+			addRecord(f, &gs, r)
+		}
+		return gs.List, nil
+	})
 }

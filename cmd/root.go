@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/buildinfo"
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/output"
@@ -146,7 +147,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
   mcptask result "$id"`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       readBuildInfo().String(),
+		Version:       buildinfo.Read().String(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	f.Global.AddFlags(root.PersistentFlags(), f.Getenv)

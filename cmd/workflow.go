@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcptask/mcptask/internal/completion"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -19,7 +21,7 @@ import (
 // events: the CI system's job log and summary (--ci, internal/ci), a command run when a task
 // ends (--on-complete) and a desktop notification (--notify), both internal/completion. None of
 // it changes how tasks are followed or the exit code. Here are their flags and their wiring:
-// what a task's end means is the command layer's (describe, outcomeName), what is done with it
+// what a task's end means is the command layer's (describe, output.OutcomeName), what is done with it
 // is theirs.
 
 // WorkflowOptions are the per-command flags of the commands that follow tasks (call, watch,
@@ -37,31 +39,6 @@ func (o *WorkflowOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HookTimeout, "on-complete-timeout", time.Minute, "how long an --on-complete command may run before it is killed")
 	fs.BoolVar(&o.Notify, "notify", false, "on a terminal, notify the desktop (OSC 9 or OSC 777, else the bell) when a task ends after --notify-after, or while the live view is not in front")
 	fs.DurationVar(&o.NotifyAfter, "notify-after", 10*time.Second, "with --notify: how long a wait must have taken for its end to be notified")
-}
-
-// outcomeName is the name a task's end has in summaries, annotations and MCPTASK_STATUS.
-func outcomeName(o follow.Outcome, code int) string {
-	switch o.End {
-	case follow.EndResult:
-		if code == ExitTaskFailed {
-			return "failed"
-		}
-		if o.Task != nil && o.Result == nil && o.RPCError == nil {
-			return string(o.Task.Status) // cancel --wait: the result stays for 'mcptask result'
-		}
-		return "completed"
-	case follow.EndCancelled:
-		return "cancelled"
-	case follow.EndExpired:
-		return "expired"
-	case follow.EndInputRequired:
-		return "input_required"
-	case follow.EndTimeout, follow.EndStillRunning:
-		return "timeout"
-	case follow.EndInterrupted, follow.EndDetached:
-		return "interrupted"
-	}
-	return "error"
 }
 
 // workflow is the sink of one command run: the CI job's log and summary, then the hooks and
@@ -181,9 +158,9 @@ func (w *workflow) judge(o follow.Outcome) (envelope, int, string, error) {
 	w.mu.Lock()
 	timeout := w.timeout
 	w.mu.Unlock()
-	described, _, err := describe(o, w.ref(o.Server), timeout)
-	env := taskEnvelope(o, described, err)
-	return env, *env.Code, outcomeName(o, *env.Code), err
+	described, _, code, err := output.Describe(o, w.ref(o.Server), timeout)
+	code, err = judge(context.Background(), code, err)
+	return output.TaskEnvelope(o, described, code, err), code, output.OutcomeName(o, code), err
 }
 
 // verdict is how the end of task o reads in the job log and summary (ci.Job.Verdict).
@@ -234,27 +211,4 @@ func (w *workflow) setTimeout(d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.timeout = d
-}
-
-// track notes a task's first sight and tool for its log group (ci.Job.Track); the progress
-// printer calls it before it prints the first line of a task.
-func (w *workflow) track(ev follow.Event) {
-	if w != nil {
-		w.job.Track(ev)
-	}
-}
-
-// groupFor opens the log group of task id before a progress line about it (ci.Job.GroupFor).
-func (w *workflow) groupFor(id string) {
-	if w != nil {
-		w.job.GroupFor(id)
-	}
-}
-
-// setBlurred records whether the live view's terminal has lost focus (its focus reports):
-// while it has, --notify notifies every end.
-func (w *workflow) setBlurred(b bool) {
-	if w != nil {
-		w.done.Notifier.SetBlurred(b)
-	}
 }

@@ -137,3 +137,28 @@ func TaskEnvelope(o follow.Outcome, env *Envelope, code int, err error) Envelope
 	}
 	return e
 }
+
+// OutcomeName is the name a task's end has in summaries, annotations and MCPTASK_STATUS.
+func OutcomeName(o follow.Outcome, code int) string {
+	switch o.End {
+	case follow.EndResult:
+		if code == exitcode.TaskFailed {
+			return "failed"
+		}
+		if o.Task != nil && o.Result == nil && o.RPCError == nil {
+			return string(o.Task.Status) // cancel --wait: the result stays for 'mcptask result'
+		}
+		return "completed"
+	case follow.EndCancelled:
+		return "cancelled"
+	case follow.EndExpired:
+		return "expired"
+	case follow.EndInputRequired:
+		return "input_required"
+	case follow.EndTimeout, follow.EndStillRunning:
+		return "timeout"
+	case follow.EndInterrupted, follow.EndDetached:
+		return "interrupted"
+	}
+	return "error"
+}

@@ -71,3 +71,26 @@ func TestDescribe(t *testing.T) {
 		})
 	}
 }
+
+// TestOutcomeName: the names a task's end has in CI summaries and MCPTASK_STATUS. A failed
+// tool result is "failed" although the task completed; cancel --wait's end (no result fetched)
+// is the task's own status.
+func TestOutcomeName(t *testing.T) {
+	res := &rpc.ToolResult{}
+	for _, tc := range []struct {
+		o    follow.Outcome
+		code int
+		want string
+	}{
+		{follow.Outcome{End: follow.EndResult, Task: &rpc.Task{Status: "completed"}, Result: res}, exitcode.OK, "completed"},
+		{follow.Outcome{End: follow.EndResult, Task: &rpc.Task{Status: "completed"}, Result: res}, exitcode.TaskFailed, "failed"},
+		{follow.Outcome{End: follow.EndResult, Task: &rpc.Task{Status: "cancelled"}}, exitcode.OK, "cancelled"},
+		{follow.Outcome{End: follow.EndStillRunning}, exitcode.StillRunning, "timeout"},
+		{follow.Outcome{End: follow.EndDetached}, exitcode.Interrupted, "interrupted"},
+		{follow.Outcome{End: follow.EndError}, exitcode.Failure, "error"},
+	} {
+		if got := OutcomeName(tc.o, tc.code); got != tc.want {
+			t.Errorf("OutcomeName(%v, %d) = %q, want %q", tc.o.End, tc.code, got, tc.want)
+		}
+	}
+}

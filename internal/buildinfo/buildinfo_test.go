@@ -1,4 +1,4 @@
-package cmd
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -30,7 +30,7 @@ func TestBuildInfo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			info := &debug.BuildInfo{Main: debug.Module{Path: "github.com/mcptask/mcptask", Version: tc.main}, Settings: tc.settings}
-			bi := buildInfoFrom(info, tc.rel, tc.commit, "")
+			bi := from(info, tc.rel, tc.commit, "")
 			if bi.Version != tc.version {
 				t.Errorf("version = %q, want %q", bi.Version, tc.version)
 			}
