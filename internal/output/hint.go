@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/redact"
+	"github.com/mcptask/mcptask/internal/shellquote"
 )
 
 // FollowHint is the command that picks a task up again. The ledger knows the server; the flags
@@ -31,18 +32,7 @@ func ServerFlags(ref connect.Ref) string {
 }
 
 // QuoteAll quotes each of argv for a POSIX shell.
-func QuoteAll(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = ShellQuote(a)
-	}
-	return out
-}
+func QuoteAll(argv []string) []string { return shellquote.All(argv) }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func ShellQuote(s string) string { return shellquote.Quote(s) }
