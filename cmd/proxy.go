@@ -210,7 +210,7 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 	}
 	entry, err := set.ProxyEntry(opts.PrintConfig, config.ProxyEntryOptions{Listen: opts.Listen, HostStdio: opts.HostStdio, Args: args, Self: config.SelfCommand()})
 	if err != nil {
-		return configErr(err)
+		return connErr(err)
 	}
 	for _, note := range entry.Notes {
 		fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", note)
