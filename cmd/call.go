@@ -144,10 +144,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	defer c.Close()
 	res, err := follow.CallTool(ctx, wctx, c, opts.mrtr(v.e, ref, in, v.printer))
 	if err != nil {
-		return opts.callErr(wctx, err)
+		return exitErr(output.CallFailed(opts.Tool, err, errors.Is(context.Cause(wctx), errTimeout), opts.Timeout))
 	}
 	if res.Kind != rpc.KindTask {
-		return opts.printResult(res, c.Era(), ref)
+		env, text, code, err := output.Called(opts.Tool, res, c.Era(), ref.String())
+		return cmp.Or(f.printer().Print(env, writeText(text)), exitErr(code, err))
 	}
 	t := res.Task
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
@@ -227,41 +228,6 @@ func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, pr
 		}
 	}
 	return call
-}
-
-// callErr is the error of a tools/call that did not come back.
-func (opts *CallOptions) callErr(wctx context.Context, err error) error {
-	var ce *follow.CallError
-	switch {
-	case errors.Is(err, follow.ErrNoInput):
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input and none was given; nothing was started", opts.Tool)}
-	case !errors.As(err, &ce):
-		return usageIfAnswer(argsErr(err))
-	case ce.Round > 0:
-		return err
-	case errors.Is(context.Cause(wctx), errTimeout):
-		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s waiting for tools/call %s", opts.Timeout, opts.Tool)}
-	case errors.Is(err, &rpc.Error{Code: rpc.CodeMissingCapability}):
-		// C26-MRTR: a server that needs a client capability mcptask did not declare
-		// (elicitation, because nothing here could answer) refuses with -32021.
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("call %s: the tool needs input that mcptask cannot answer here (the server said: %w)", opts.Tool, ce.Err)}
-	}
-	return err
-}
-
-// printResult shows a tools/call that started no task: its result, or the input it still
-// asks for before it starts.
-func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref ServerRef) error {
-	p := opts.f.printer()
-	if res.Kind == rpc.KindComplete {
-		env, text, code, err := output.Result(res.Tool, nil, era, ref.String())
-		return cmp.Or(p.Print(env, writeText(text)), exitErr(code, err))
-	}
-	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
-	_ = p.Print(envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests}, nil)
-	keys := output.SortedKeys(res.InputRequests)
-	return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
-		opts.Tool, output.DescribeInputs(res.InputRequests, keys))}
 }
 
 // argsErr makes toolargs' usage errors FlagErrors (exit 2, nothing sent).
