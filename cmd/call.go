@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/toolargs"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
 )
@@ -95,18 +94,18 @@ EXIT STATUS
 // callInputs are what call reads before it connects: a usage error sends nothing.
 type callInputs struct {
 	args    map[string]any
-	rawArgs [][2]string
+	pairs   []toolargs.Pair
 	answers follow.Answerer
 	live    bool // a person answers and watches at a terminal
 }
 
 func (opts *CallOptions) inputs() (in callInputs, err error) {
 	f := opts.f
-	if in.args, err = parseArgsJSON(opts.ArgsJSON, f.IO.In); err != nil {
-		return in, err
+	if in.args, err = toolargs.ParseJSON(opts.ArgsJSON, f.IO.In); err != nil {
+		return in, argsErr(err)
 	}
-	if in.rawArgs, err = parseKV(opts.Arg); err != nil {
-		return in, err
+	if in.pairs, err = toolargs.ParsePairs(opts.Arg); err != nil {
+		return in, argsErr(err)
 	}
 	if in.answers, err = opts.AnswerFlags.parse(f.IO.In, f.IO.ErrOut); err != nil {
 		return in, err
@@ -143,15 +142,13 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return err
 	}
 	defer c.Close()
-	if err := opts.typeArgs(wctx, c, ref, in); err != nil {
-		return err
-	}
 	res, err := follow.CallTool(ctx, wctx, c, opts.mrtr(v.e, ref, in, v.printer))
 	if err != nil {
-		return opts.callErr(wctx, err)
+		return exitErr(output.CallFailed(opts.Tool, err, errors.Is(context.Cause(wctx), errTimeout), opts.Timeout))
 	}
 	if res.Kind != rpc.KindTask {
-		return opts.printResult(res, c.Era(), ref)
+		env, text, code, err := output.Called(opts.Tool, res, c.Era(), ref.String())
+		return cmp.Or(f.printer().Print(env, writeText(text)), exitErr(code, err))
 	}
 	t := res.Task
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).
@@ -207,24 +204,6 @@ func (opts *CallOptions) save(ctx context.Context, c *rpc.Client, ref ServerRef,
 	}
 }
 
-// typeArgs types the --arg values from the tool's inputSchema (tools/list), when there are any.
-func (opts *CallOptions) typeArgs(wctx context.Context, c *rpc.Client, ref ServerRef, in callInputs) error {
-	if len(in.rawArgs) == 0 {
-		return nil
-	}
-	actx, stop := opts.f.answerContext(wctx)
-	tool, err := c.Tool(actx, opts.Tool)
-	stop()
-	if err != nil {
-		return answerErr(actx, ref, "tools/list", err)
-	}
-	var schema json.RawMessage
-	if tool != nil {
-		schema = tool.InputSchema
-	}
-	return typeArgs(in.args, in.rawArgs, schema)
-}
-
 // mrtr is the tools/call of call, with its multi-round-trip input (C26-MRTR): the answers
 // given come first; on a terminal, the person answers the rest (the same forms as the live
 // view).
@@ -234,6 +213,8 @@ func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, pr
 			Name: opts.Tool, Arguments: in.args, TTL: opts.TTL,
 			ProgressToken: "mcptask-" + uuid.NewString(),
 		},
+		Pairs:    in.pairs,
+		Guard:    opts.f.guard(ref),
 		Answerer: e.Answerer(),
 		About:    follow.Request{Tool: opts.Tool, Server: ref.String()},
 	}
@@ -249,174 +230,10 @@ func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, pr
 	return call
 }
 
-// callErr is the error of a tools/call that did not come back.
-func (opts *CallOptions) callErr(wctx context.Context, err error) error {
-	var ce *follow.CallError
-	switch {
-	case errors.Is(err, follow.ErrNoInput):
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input and none was given; nothing was started", opts.Tool)}
-	case !errors.As(err, &ce):
-		return usageIfAnswer(err)
-	case ce.Round > 0:
-		return err
-	case errors.Is(context.Cause(wctx), errTimeout):
-		return &ExitError{Code: ExitTimeout, Err: fmt.Errorf("timeout after %s waiting for tools/call %s", opts.Timeout, opts.Tool)}
-	case errors.Is(err, &rpc.Error{Code: rpc.CodeMissingCapability}):
-		// C26-MRTR: a server that needs a client capability mcptask did not declare
-		// (elicitation, because nothing here could answer) refuses with -32021.
-		return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("call %s: the tool needs input that mcptask cannot answer here (the server said: %w)", opts.Tool, ce.Err)}
+// argsErr makes toolargs' usage errors FlagErrors (exit 2, nothing sent).
+func argsErr(err error) error {
+	if ue := (*toolargs.UsageError)(nil); errors.As(err, &ue) {
+		return &FlagError{Err: ue.Err}
 	}
 	return err
-}
-
-// printResult shows a tools/call that started no task: its result, or the input it still
-// asks for before it starts.
-func (opts *CallOptions) printResult(res *rpc.CallResult, era rpc.Era, ref ServerRef) error {
-	p := opts.f.printer()
-	if res.Kind == rpc.KindComplete {
-		env, text, code, err := output.Result(res.Tool, nil, era, ref.String())
-		return cmp.Or(p.Print(env, writeText(text)), exitErr(code, err))
-	}
-	// C26-MRTR: input the tool asks for before it starts that nobody here gives.
-	_ = p.Print(envelope{Type: "input_required", Era: era, Server: ref.String(), Result: res.Raw, Input: res.InputRequests}, nil)
-	keys := output.SortedKeys(res.InputRequests)
-	return &ExitError{Code: ExitInputRequired, Err: fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
-		opts.Tool, output.DescribeInputs(res.InputRequests, keys))}
-}
-
-// parseArgsJSON reads --args: a JSON object, @file, or @- (stdin).
-func parseArgsJSON(s string, stdin io.Reader) (map[string]any, error) {
-	args := map[string]any{}
-	if s == "" {
-		return args, nil
-	}
-	data := []byte(s)
-	src := "--args"
-	if strings.HasPrefix(s, "@") {
-		var err error
-		if s == "@-" {
-			data, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
-			src = "--args @- (stdin)"
-		} else {
-			data, err = os.ReadFile(s[1:])
-			src = "--args " + s
-		}
-		if err != nil {
-			return nil, flagErrorf("%s: %v", src, err)
-		}
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, flagErrorf("%s is not valid JSON: %v", src, err)
-	}
-	if dec.More() {
-		return nil, flagErrorf("%s holds more than one JSON value", src)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, flagErrorf("%s must be a JSON object like '{\"key\": \"value\"}', not %s", src, jsonKind(v))
-	}
-	return obj, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "something else"
-}
-
-// parseKV splits --arg key=value pairs.
-func parseKV(pairs []string) ([][2]string, error) {
-	var out [][2]string
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, flagErrorf("--arg %q: want key=value", p)
-		}
-		out = append(out, [2]string{k, v})
-	}
-	return out, nil
-}
-
-// typeArgs sets each --arg into args, typed by the property's type in the tool's inputSchema:
-// integer, number, boolean, object and array values are parsed; strings stay strings. A key
-// the schema does not describe is parsed as JSON when it is JSON and kept as a string
-// otherwise.
-func typeArgs(args map[string]any, pairs [][2]string, schema json.RawMessage) error {
-	var s struct {
-		Properties map[string]struct {
-			Type any `json:"type"`
-		} `json:"properties"`
-	}
-	_ = json.Unmarshal(schema, &s)
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		typ := schemaType(s.Properties[k].Type)
-		switch typ {
-		case "string":
-			args[k] = v
-		case "integer":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return flagErrorf("--arg %s=%s: the tool wants an integer", k, v)
-			}
-			args[k] = n
-		case "number":
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return flagErrorf("--arg %s=%s: the tool wants a number", k, v)
-			}
-			args[k] = n
-		case "boolean":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return flagErrorf("--arg %s=%s: the tool wants true or false", k, v)
-			}
-			args[k] = b
-		case "object", "array":
-			var x any
-			if err := json.Unmarshal([]byte(v), &x); err != nil {
-				return flagErrorf("--arg %s: the tool wants JSON (%s): %v", k, typ, err)
-			}
-			args[k] = x
-		default:
-			var x any
-			if err := json.Unmarshal([]byte(v), &x); err == nil && typ == "" {
-				if _, isStr := x.(string); !isStr {
-					args[k] = x
-					continue
-				}
-			}
-			args[k] = v
-		}
-	}
-	return nil
-}
-
-// schemaType is the type a JSON Schema "type" names: the first non-null one of a list
-// (["integer","null"]), "" for none.
-func schemaType(t any) string {
-	switch t := t.(type) {
-	case string:
-		return t
-	case []any:
-		for _, x := range t {
-			if xs, _ := x.(string); xs != "" && xs != "null" {
-				return xs
-			}
-		}
-	}
-	return ""
 }

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
@@ -131,57 +131,16 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 	if !out.Acked {
 		return nil, taskErr(id, err)
 	}
-	e := &envelope{Type: "cancel", TaskID: id, Era: c.Era(), Server: ref.String(), Ack: out.Ack}
-	if t := out.Task; t != nil {
-		e.Status, e.Task = t.Status, t.Raw
+	e, text, note, code, verr := output.Cancel(id, c.Era(), ref, out, opts.Timeout)
+	if err != nil {
+		return &e, taskErr(id, err)
 	}
-	switch {
-	case err != nil:
-		return e, taskErr(id, err)
-	case out.Outcome != nil:
-		return e, opts.verdict(*out.Outcome, e, ref, id)
-	case f.printer().JSON():
-	case out.Task != nil:
-		// C25-TASKS §Task Cancellation: the server MUST move the task to cancelled first.
-		msg := fmt.Sprintf("task %s is %s", termsafe.Line(out.Task.TaskID), out.Task.Status)
-		if out.Task.StatusMessage != "" {
-			msg += ": " + termsafe.Line(out.Task.StatusMessage)
+	if p := f.printer(); !p.JSON() {
+		fmt.Fprint(f.IO.Out, text)
+		fmt.Fprint(f.IO.ErrOut, note)
+		if text != "" && code != ExitOK {
+			return &e, &ExitError{Code: code, Err: verr, Silent: true} // the text said it
 		}
-		fmt.Fprintln(f.IO.Out, msg)
-	default:
-		// EXT §Task Cancellation: the ack does not mean the task is cancelled.
-		fmt.Fprintf(f.IO.Out, "cancellation of task %s requested\n", termsafe.Line(id))
-		fmt.Fprintf(f.IO.ErrOut, "Cancellation is cooperative on MCP %s: the task may still complete or fail.\nFollow it with: %s (or use --wait)\n", c.Era(), followHint(ref, id))
 	}
-	return e, nil
-}
-
-// verdict says how a task followed after its cancellation really ended, into e and on stdout.
-func (opts *CancelOptions) verdict(o follow.Outcome, e *envelope, ref ServerRef, id string) error {
-	p := opts.f.printer()
-	switch o.End {
-	case follow.EndCancelled, follow.EndResult:
-	default:
-		_, _, err := describe(o, ref, opts.Timeout)
-		return err
-	}
-	last := o.Task
-	e.Status, e.Task = last.Status, last.Raw
-	var verdict string
-	var result error
-	switch last.Status {
-	case rpc.StatusCancelled:
-		verdict = "cancelled" // and the record is gone: nothing more to show
-	case rpc.StatusCompleted:
-		// The record stays until 'mcptask result' shows what the task produced.
-		verdict = "completed anyway: the cancellation came too late; its result: " + followHint(ref, id)
-	default:
-		verdict = "failed anyway: the cancellation came too late; details: " + followHint(ref, id)
-		result = &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("task %s failed before the cancellation took effect", id), Silent: !p.JSON()}
-	}
-	_ = p.Print(nil, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "task %s %s\n", termsafe.Line(id), verdict)
-		return err
-	})
-	return result
+	return &e, exitErr(code, verr)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/toolargs"
 	"github.com/spf13/cobra"
 )
 
@@ -123,9 +124,9 @@ func (opts *CheckOptions) toolSpecs() ([]check.ToolSpec, error) {
 	for _, t := range opts.Tools {
 		spec := check.ToolSpec{Name: t.Name}
 		if t.HasArgs {
-			args, err := parseArgsJSON(t.Args, opts.f.IO.In)
+			args, err := toolargs.ParseJSON(t.Args, opts.f.IO.In)
 			if err != nil {
-				return nil, err
+				return nil, argsErr(err)
 			}
 			spec.Args = args
 		}

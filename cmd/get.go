@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/cobra"
@@ -51,17 +52,9 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	led := f.newLedger()
 	defer led.Close()
 	// get never waits: its one tasks/get is bounded like the opening (--connect-timeout).
-	actx, stop := f.answerContext(ctx)
-	t, err := c.GetTask(actx, opts.TaskID)
-	stop()
-	if err = answerErr(actx, ref, "tasks/get", err); err != nil {
-		if rec != nil && rpc.IsUnknownTask(err) {
-			led.Expired(toServer(ref).Key(), opts.TaskID)
-		}
+	t, err := follow.Look(ctx, c, follow.LookRequest{TaskID: opts.TaskID, Key: toServer(ref).Key(), Record: rec, Ledger: led, Status: true, Guard: f.guard(ref)})
+	if err != nil {
 		return taskErr(opts.TaskID, err)
-	}
-	if rec != nil {
-		led.Status(toServer(ref).Key(), t)
 	}
 	return f.printer().Print(envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
 		func(w io.Writer) error { output.Task(w, t, c.Era(), ref.String(), f.Now()); return nil })

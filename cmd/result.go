@@ -83,15 +83,10 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	}
 	defer c.Close()
 	// The first look is one tasks/get: bounded like the opening, and by --timeout.
-	actx, stop := f.answerContext(wctx)
-	t, err := c.GetTask(actx, opts.TaskID)
-	stop()
-	if err = answerErr(actx, ref, "tasks/get", err); err != nil {
-		if rec != nil && rpc.IsUnknownTask(err) {
-			led := f.newLedger()
-			led.Expired(toServer(ref).Key(), opts.TaskID)
-			led.Close()
-		}
+	led := f.newLedger()
+	t, err := follow.Look(wctx, c, follow.LookRequest{TaskID: opts.TaskID, Key: toServer(ref).Key(), Record: rec, Ledger: led, Guard: f.guard(ref)})
+	led.Close()
+	if err != nil {
 		return taskErr(opts.TaskID, err)
 	}
 	tg := follow.Target{ID: opts.TaskID, Task: t, Record: rec}

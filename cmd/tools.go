@@ -2,12 +2,8 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"text/tabwriter"
 
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -44,53 +40,14 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return err
 	}
 	defer c.Close()
-	actx, stop := f.answerContext(ctx)
-	tools, warnings, err := c.ListTools(actx)
-	stop()
+	var tools []*rpc.Tool
+	var warnings []string
+	err = f.guard(ref)(ctx, "tools/list", func(ctx context.Context) (err error) {
+		tools, warnings, err = c.ListTools(ctx)
+		return err
+	})
 	if err != nil {
-		return answerErr(actx, ref, "tools/list", err)
-	}
-	if p := f.printer(); p.JSON() {
-		raws := make([]json.RawMessage, len(tools))
-		for i, t := range tools {
-			raws[i] = t.Raw
-		}
-		b, _ := json.Marshal(raws)
-		return p.Print(envelope{Type: "tools", Era: c.Era(), Server: ref.String(), Tools: b, Warnings: warnings}, nil)
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(f.IO.ErrOut, "mcptask: warning: %s\n", termsafe.Line(termsafe.Cut(w)))
-	}
-	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	legacy := c.Era() == rpc.EraLegacy
-	if legacy {
-		fmt.Fprintln(tw, "NAME\tTASKS\tDESCRIPTION")
-	} else {
-		fmt.Fprintln(tw, "NAME\tDESCRIPTION")
-	}
-	for _, t := range tools {
-		desc := termsafe.Line(termsafe.Cut(firstLine(t.Description)))
-		if legacy {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), t.TaskSupport(), desc)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), desc)
-		}
-	}
-	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "%d tools on %s (MCP %s)\n", len(tools), termsafe.Line(ref.String()), c.Era())
-	return nil
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	if len(s) > 100 {
-		return s[:97] + "..."
-	}
-	return s
+	return f.printer().Tools(f.IO.ErrOut, tools, warnings, c.Era(), ref.String())
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -102,61 +101,12 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	req.Ledger, req.Key = f.newLedger(), toServer(ref).Key()
 	defer req.Ledger.Close()
 	out, err := u.Run(ctx, c, req)
-	if err != nil {
-		return updateErr(opts.TaskID, out, err)
+	doc, note, code, err := output.Updated(opts.TaskID, c.Era(), ref.String(), out, err)
+	fmt.Fprint(f.IO.ErrOut, note)
+	if doc != nil {
+		if perr := f.printer().Print(*doc, nil); perr != nil {
+			return perr
+		}
 	}
-	switch {
-	case out.Ended():
-		return f.updateEnded(out.Task, c.Era(), ref)
-	case out.Finished:
-		fmt.Fprintf(f.IO.ErrOut, "task %s finished without asking\n", opts.TaskID)
-		return nil
-	case c.Era() == rpc.EraModern:
-		fmt.Fprintf(f.IO.ErrOut, "answered %d input request(s) of task %s\n", len(out.Answered), opts.TaskID)
-	default:
-		fmt.Fprintf(f.IO.ErrOut, "answered the question of task %s\n", opts.TaskID)
-	}
-	return f.updateJSON(opts.TaskID, c.Era(), ref, out.Answered)
-}
-
-// updateErr gives an update that did not answer its exit code.
-func updateErr(id string, out follow.Updated, err error) error {
-	var nw *follow.NotWaitingError
-	var un *follow.UnneededError
-	var nq *follow.NoQuestionError
-	switch {
-	case out.Task == nil: // tasks/get failed
-		return taskErr(id, err)
-	case errors.As(err, &nw):
-		return &ExitError{Code: ExitInputRequired, Err: err}
-	case errors.As(err, &un):
-		return &FlagError{Err: err}
-	case errors.As(err, &nq):
-		return &ExitError{Code: ExitTimeout, Err: err}
-	}
-	return usageIfAnswer(err) // a wrong answer: nothing was sent
-}
-
-// updateEnded is update on a task that has already ended: there is nothing left to answer,
-// so nothing is sent, and the exit code is the task's own outcome, as 'mcptask result' gives
-// it (0 completed, 3 failed, 4 cancelled). A script that answers a question and then waits
-// learns at once how the task ended; 5 would tell it, wrongly, that the task still waits.
-func (f *Factory) updateEnded(t *rpc.Task, era rpc.Era, ref ServerRef) error {
-	msg := fmt.Sprintf("task %s already ended %s and asks nothing any more; nothing was sent (its outcome: mcptask result %s)", t.TaskID, t.Status, t.TaskID)
-	if err := f.printer().Print(output.Update{Type: "update", TaskID: t.TaskID, Era: era, Server: ref.String(), Status: t.Status, Answered: []string{}}, nil); err != nil {
-		return err
-	}
-	switch t.Status {
-	case rpc.StatusFailed:
-		return &ExitError{Code: ExitTaskFailed, Err: errors.New(msg)}
-	case rpc.StatusCancelled:
-		return &ExitError{Code: ExitCancelled, Err: errors.New(msg)}
-	}
-	fmt.Fprintf(f.IO.ErrOut, "%s\n", msg)
-	return nil
-}
-
-// updateJSON prints the --json document of update: which keys were answered.
-func (f *Factory) updateJSON(id string, era rpc.Era, ref ServerRef, keys []string) error {
-	return f.printer().Print(output.Update{Type: "update", TaskID: id, Era: era, Server: ref.String(), Answered: keys}, nil)
+	return exitErr(code, err)
 }

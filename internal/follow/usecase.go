@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/toolargs"
 )
 
 // Guard runs one request (what names it) under the bound of one answer, and explains an error
@@ -21,12 +22,42 @@ func (g Guard) run(ctx context.Context, what string, req func(context.Context) e
 	return g(ctx, what, req)
 }
 
+// typeArgs types call.Pairs from the tool's inputSchema into call.Params.Arguments; a tool
+// the server does not list types them as if it had no schema.
+func (call *Call) typeArgs(ctx context.Context, c *rpc.Client) error {
+	if len(call.Pairs) == 0 {
+		return nil
+	}
+	var tool *rpc.Tool
+	err := call.Guard.run(ctx, "tools/list", func(ctx context.Context) (err error) {
+		tool, err = c.Tool(ctx, call.Params.Name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var schema json.RawMessage
+	if tool != nil {
+		schema = tool.InputSchema
+	}
+	if call.Params.Arguments == nil {
+		call.Params.Arguments = map[string]any{}
+	}
+	return toolargs.Type(call.Params.Arguments, call.Pairs, schema)
+}
+
 // MaxInputRounds bounds the multi-round-trip retries of one tools/call (C26-MRTR).
 const MaxInputRounds = 16
 
 // Call is one tools/call with multi-round-trip input (C26-MRTR).
 type Call struct {
 	Params rpc.CallParams
+	// Pairs are arguments given as key=value (call --arg), typed from the tool's inputSchema
+	// (one tools/list, through Guard) and set into Params.Arguments before the call; they win
+	// over what Arguments held for their key. A value of the wrong type is a
+	// *toolargs.UsageError, and nothing is called.
+	Pairs []toolargs.Pair
+	Guard Guard
 	// Answerer gives the answers given on the command line; it goes first.
 	Answerer Answerer
 	// About is what the questions are about (Tool, Server).
@@ -58,6 +89,9 @@ var ErrNoInput = errors.New("the tool needs input and none was given")
 // answers. A result still asking for input comes back as it is when nothing here answers all
 // of it; the caller says what was missing.
 func CallTool(ctx, wctx context.Context, c *rpc.Client, call Call) (*rpc.CallResult, error) {
+	if err := call.typeArgs(wctx, c); err != nil {
+		return nil, err
+	}
 	res, err := c.CallTool(wctx, call.Params)
 	if err != nil {
 		return nil, &CallError{Tool: call.Params.Name, Err: err}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/toolargs"
 )
 
 // connectWith opens a client to url in era with opts.
@@ -94,6 +95,49 @@ func TestCallToolLeavesInputItCannotGive(t *testing.T) {
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Round != 0 || !errors.Is(err, &rpc.Error{Code: rpc.CodeMissingCapability}) {
 		t.Fatalf("err %v; want a round-0 CallError carrying -32021", err)
+	}
+}
+
+// TestCallToolTypesArgs: --arg pairs are typed from the tool's inputSchema (one tools/list,
+// through the Guard) before the tools/call, and win over the JSON arguments; a value of the
+// wrong type sends no tools/call.
+func TestCallToolTypesArgs(t *testing.T) {
+	url, rec := demoServer(t, demo.Options{})
+	c := connectWith(t, url, rpc.VersionModern, rpc.ClientOptions{})
+	var guarded []string
+	guard := func(ctx context.Context, what string, req func(context.Context) error) error {
+		guarded = append(guarded, what)
+		return req(ctx)
+	}
+	_, err := CallTool(t.Context(), t.Context(), c, Call{
+		Params: rpc.CallParams{Name: "echo", Arguments: map[string]any{"text": "from --args"}},
+		Pairs:  []toolargs.Pair{{Key: "text", Value: "42"}},
+		Guard:  guard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(guarded, []string{"tools/list"}) {
+		t.Errorf("guarded %v; want the one tools/list", guarded)
+	}
+	var call struct {
+		Params struct {
+			Arguments map[string]any `json:"arguments"`
+		} `json:"params"`
+	}
+	bodies, methods := rec.Bodies(), rec.Methods()
+	_ = json.Unmarshal(bodies[slices.Index(methods, "tools/call")], &call)
+	if got := call.Params.Arguments["text"]; got != "42" {
+		t.Errorf("sent text %#v; want the string \"42\" the schema asks for", got)
+	}
+
+	_, err = CallTool(t.Context(), t.Context(), c, Call{
+		Params: rpc.CallParams{Name: "sleep"},
+		Pairs:  []toolargs.Pair{{Key: "steps", Value: "many"}},
+	})
+	var ue *toolargs.UsageError
+	if !errors.As(err, &ue) || countOf(rec.Methods(), "tools/call") != 1 {
+		t.Fatalf("err %v, methods %v; want a UsageError and no second tools/call", err, rec.Methods())
 	}
 }
 

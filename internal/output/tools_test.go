@@ -1,0 +1,69 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcptask/mcptask/internal/rpc"
+)
+
+// TestTools: the table shows taskSupport on 2025-11-25 only, keeps one line per tool whatever
+// the server wrote, and --json carries the tools as received.
+func TestTools(t *testing.T) {
+	var tools []*rpc.Tool
+	for _, raw := range []string{
+		`{"name":"sleep","description":"Sleep.\nSecond line","execution":{"taskSupport":"optional"}}`,
+		`{"name":"evil\u001b[2J","description":"` + strings.Repeat("x", 150) + `"}`,
+	} {
+		var tool rpc.Tool
+		if err := json.Unmarshal([]byte(raw), &tool); err != nil {
+			t.Fatal(err)
+		}
+		tool.Raw = json.RawMessage(raw)
+		tools = append(tools, &tool)
+	}
+	warnings := []string{"tool \x1b[31mred\x1b[0m skipped"}
+
+	var out, errOut bytes.Buffer
+	if err := New(&out, false, false).Tools(&errOut, tools, warnings, rpc.EraLegacy, "http://127.0.0.1:1/mcp"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "TASKS") ||
+		!strings.Contains(lines[1], "optional") || !strings.HasSuffix(lines[1], "Sleep.") ||
+		!strings.Contains(lines[2], "forbidden") || !strings.HasSuffix(lines[2], strings.Repeat("x", 97)+"...") {
+		t.Errorf("2025-11-25 table:\n%s", out.String())
+	}
+	if strings.Contains(out.String()+errOut.String(), "\x1b") {
+		t.Errorf("escapes reached the terminal: %q %q", out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "mcptask: warning: tool") || !strings.HasSuffix(errOut.String(), "2 tools on http://127.0.0.1:1/mcp (MCP 2025-11-25)\n") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+
+	out.Reset()
+	errOut.Reset()
+	if err := New(&out, false, false).Tools(&errOut, tools, nil, rpc.EraModern, "srv"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "TASKS") || strings.Contains(out.String(), "optional") {
+		t.Errorf("2026-07-28 has no per-tool task support, yet the table shows it:\n%s", out.String())
+	}
+
+	out.Reset()
+	errOut.Reset()
+	if err := New(&out, true, false).Tools(&errOut, tools, warnings, rpc.EraModern, "srv"); err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Type     string            `json:"type"`
+		Tools    []json.RawMessage `json:"tools"`
+		Warnings []string          `json:"warnings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Type != "tools" || len(env.Tools) != 2 ||
+		string(env.Tools[0]) != string(tools[0].Raw) || len(env.Warnings) != 1 || errOut.Len() != 0 {
+		t.Errorf("--json: %s (stderr %q), %v", out.String(), errOut.String(), err)
+	}
+}
