@@ -49,10 +49,7 @@ func (t *tracer) request(req *http.Request, data []byte) {
 	if t == nil {
 		return
 	}
-	l := &wirelog.Line{Kind: wirelog.KindHTTPRequest, Dir: wirelog.DirSend, HTTPMethod: req.Method, URL: req.URL.String(), Headers: req.Header}
-	if l.Headers == nil {
-		l.Headers = http.Header{}
-	}
+	l := &wirelog.Line{Kind: wirelog.KindHTTPRequest, Dir: wirelog.DirSend, HTTPMethod: req.Method, URL: req.URL.String(), Headers: headersOf(req.Header)}
 	if len(data) > 0 {
 		l.Body, l.TaskID, l.Method = wirelog.Body(data), new(wirelog.TaskIDOf(data)), new(req.Header.Get("Mcp-Method"))
 	}
