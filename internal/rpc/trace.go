@@ -61,7 +61,7 @@ func (t *tracer) response(resp *http.Response, took time.Duration) {
 	if t == nil {
 		return
 	}
-	t.write(&wirelog.Line{Kind: wirelog.KindHTTPResponse, Dir: wirelog.DirRecv, Status: new(resp.StatusCode), LatencyMs: wirelog.Latency(took),
+	t.write(&wirelog.Line{Kind: wirelog.KindHTTPResponse, Dir: wirelog.DirRecv, Proto: resp.Proto, Status: new(resp.StatusCode), LatencyMs: wirelog.Latency(took),
 		Headers: headersOf(resp.Header), ContentType: new(resp.Header.Get("Content-Type"))})
 }
 
@@ -187,7 +187,7 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if loc := hdr.Get("Location"); loc != "" {
 		hdr.Set("Location", red.URL(loc)) // a relative redirect with its code
 	}
-	rl := &wirelog.Line{Kind: wirelog.KindAuthResponse, Dir: wirelog.DirRecv, Status: new(resp.StatusCode), LatencyMs: wirelog.Latency(took), Headers: hdr}
+	rl := &wirelog.Line{Kind: wirelog.KindAuthResponse, Dir: wirelog.DirRecv, Proto: resp.Proto, Status: new(resp.StatusCode), LatencyMs: wirelog.Latency(took), Headers: hdr}
 	if shown := tt.t.authBody(resp.Header.Get("Content-Type"), data); len(shown) > 0 && rerr == nil {
 		rl.Body = wirelog.TextBody(string(shown))
 	}

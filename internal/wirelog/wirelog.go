@@ -86,6 +86,9 @@ type Line struct {
 	Note   string  `json:"note,omitempty"`
 	// Peer is who sent the message ("host", "server", "proxy") or broke the rule.
 	Peer string `json:"peer,omitempty"`
+	// Proto is a response's HTTP version ("HTTP/1.1"), for the trace only: the record has
+	// never carried it.
+	Proto string `json:"-"`
 	// RPCError is the JSON-RPC error an exchange ended with.
 	RPCError    json.RawMessage `json:"rpcError,omitempty"`
 	Rule        string          `json:"rule,omitempty"`
@@ -166,7 +169,7 @@ func (l *Line) Redact(r *redact.Redactor) {
 	if l.URL != "" {
 		l.URL = r.URL(l.URL)
 	}
-	for _, s := range []*string{&l.Error, &l.Host, &l.HTTPMethod, &l.Message, &l.Note, &l.Peer,
+	for _, s := range []*string{&l.Error, &l.Host, &l.HTTPMethod, &l.Message, &l.Note, &l.Peer, &l.Proto,
 		&l.Rule, &l.Section, &l.Seen, &l.SSE, l.ContentType, l.Method, l.TaskID} {
 		if s != nil && *s != "" {
 			*s = r.Text(*s)
@@ -229,7 +232,11 @@ func Trace(l *Line) string {
 			fmt.Fprintf(&b, "%s %s\n", arrow, termsafe.Line(l.text()))
 		}
 	case KindHTTPResponse, KindAuthResponse:
-		fmt.Fprintf(&b, "%s %sHTTP %s (%s)\n", arrow, who, status(l.Status), latency(l.LatencyMs))
+		proto := "HTTP"
+		if l.Proto != "" {
+			proto = termsafe.Line(l.Proto)
+		}
+		fmt.Fprintf(&b, "%s %s%s %s (%s)\n", arrow, who, proto, status(l.Status), latency(l.LatencyMs))
 		b.WriteString(Headers(arrow, l.Headers))
 		if len(l.Body) > 0 {
 			fmt.Fprintf(&b, "%s %s\n", arrow, termsafe.Line(l.text()))
