@@ -513,7 +513,7 @@ func (f *httpFront) responseHead(x *exchange, resp *http.Response) {
 		}
 	}
 	if p.rec != nil {
-		p.rec.line(false, x.h.label(), &wirelog.Line{Kind: wirelog.KindHTTPResponse, Proto: resp.Proto, Status: new(resp.StatusCode),
+		p.rec.line(false, x.h.label(), &wirelog.Line{Kind: wirelog.KindHTTPResponse, Status: new(resp.StatusCode),
 			LatencyMs: wirelog.Latency(p.opts.Now().Sub(x.start)),
 			Headers:   resp.Header, ContentType: new(resp.Header.Get("Content-Type"))})
 	}
