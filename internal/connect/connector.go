@@ -18,6 +18,7 @@ import (
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/mcptask/mcptask/internal/wirelog"
 )
 
 // Options are what a run asked of its connections. The Connector reads them (through the
@@ -321,13 +322,11 @@ func (c *Connector) Recorder() (*Recording, error) {
 			return
 		}
 		r := &Recording{file: file}
+		log := &wirelog.Log{Record: r, Redact: c.env.Redactor}
 		r.Linter = check.NewLinter(func(v check.Violation) {
-			line := map[string]any{"kind": "violation", "rule": v.Rule, "section": v.Section, "taskId": v.TaskID, "seen": v.Seen}
-			c.env.Redactor.Line(line)
-			line["time"] = time.Now().UTC().Format(time.RFC3339Nano)
-			b, _ := json.Marshal(line)
-			_, _ = r.Write(append(b, '\n'))
-			fmt.Fprintf(c.env.Stderr(), "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(fmt.Sprint(line["seen"])))
+			l := &wirelog.Line{Kind: wirelog.KindViolation, Rule: v.Rule, Section: v.Section, TaskID: new(v.TaskID), Seen: v.Seen}
+			log.Write(l)
+			fmt.Fprintf(c.env.Stderr(), "mcptask: warning: the server broke rule %s (%s): %s\n", v.Rule, v.Section, termsafe.Line(l.Seen))
 		})
 		c.rec = r
 	})

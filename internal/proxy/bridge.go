@@ -842,7 +842,9 @@ func (p *Proxy) bridgeRecord(toServer bool, h *host, data []byte) {
 	if p.rec == nil {
 		return
 	}
-	p.rec.line(toServer, h.label(), map[string]any{"kind": "frame", "peer": "proxy", "body": bodyValue(data), "taskId": taskIDOf(data)})
+	l := frameLine(data)
+	l.Peer = "proxy"
+	p.rec.line(toServer, h.label(), l)
 }
 
 // errHostGone is what writing to a host that went away returns.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/wirelog"
 )
 
 // Over Streamable HTTP the bridge answers a bridged tools/call itself, on an event stream
@@ -182,14 +183,11 @@ type bridgeTrace struct {
 }
 
 func (t *bridgeTrace) Write(b []byte) (int, error) {
-	var fields map[string]any
-	if json.Unmarshal(b, &fields) != nil {
+	var l wirelog.Line
+	if json.Unmarshal(b, &l) != nil {
 		return len(b), nil
 	}
-	toServer := fields["dir"] == "send"
-	delete(fields, "dir")
-	delete(fields, "time")
-	fields["peer"] = "proxy"
-	t.p.rec.line(toServer, t.host, fields)
+	l.Peer = "proxy"
+	t.p.rec.line(l.Dir == wirelog.DirSend, t.host, &l)
 	return len(b), nil
 }

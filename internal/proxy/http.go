@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/wirelog"
 )
 
 // HTTPOptions configure the Streamable HTTP front of the proxy.
@@ -321,41 +323,38 @@ func (s *stallWriter) FlushError() error {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) map[string]any {
-	line := map[string]any{"kind": "http-request", "httpMethod": r.Method, "url": redact.URL(f.target(r.URL).String()),
-		"headers": f.p.rec.headers(r.Header)}
+func (f *httpFront) requestLine(r *http.Request, body []byte, m *rpc.Message) *wirelog.Line {
+	line := &wirelog.Line{Kind: wirelog.KindHTTPRequest, HTTPMethod: r.Method, URL: redact.URL(f.target(r.URL).String()),
+		Headers: r.Header}
 	if len(body) > 0 {
-		line["body"], line["taskId"] = bodyValue(body), taskIDOf(body)
+		line.Body, line.TaskID = wirelog.Body(body), new(wirelog.TaskIDOf(body))
 		if m != nil {
-			line["method"] = m.Method
+			line.Method = new(m.Method)
 		}
 	}
 	return line
 }
 
 // summary is the record's http-exchange line for x.
-func (x *exchange) summary(took time.Duration) map[string]any {
+func (x *exchange) summary(took time.Duration) *wirelog.Line {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	line := map[string]any{"kind": "http-exchange", "httpMethod": x.httpMethod, "status": x.status,
-		"latencyMs": float64(took.Microseconds()) / 1000}
+	line := &wirelog.Line{Kind: wirelog.KindHTTPExchange, HTTPMethod: x.httpMethod, Status: new(x.status),
+		LatencyMs: wirelog.Latency(took), TaskCreated: x.created}
 	if x.msg != nil {
-		line["method"], line["id"] = x.msg.Method, x.msg.ID
+		line.Method, line.ID = new(x.msg.Method), wirelog.ID(x.msg.ID)
 	}
 	switch {
 	case x.taskID != "":
-		line["taskId"] = x.taskID
+		line.TaskID = new(x.taskID)
 	case x.params.TaskID != "":
-		line["taskId"] = x.params.TaskID
-	}
-	if x.created {
-		line["taskCreated"] = true
+		line.TaskID = new(x.params.TaskID)
 	}
 	switch {
 	case x.err != "":
-		line["error"] = x.err
+		line.Error = x.err
 	case x.rpcErr != nil:
-		line["rpcError"] = x.rpcErr
+		line.RPCError, _ = json.Marshal(x.rpcErr)
 	}
 	return line
 }
@@ -514,9 +513,9 @@ func (f *httpFront) responseHead(x *exchange, resp *http.Response) {
 		}
 	}
 	if p.rec != nil {
-		p.rec.line(false, x.h.label(), map[string]any{"kind": "http-response", "status": resp.StatusCode,
-			"latencyMs": float64(p.opts.Now().Sub(x.start).Microseconds()) / 1000,
-			"headers":   p.rec.headers(resp.Header), "contentType": resp.Header.Get("Content-Type")})
+		p.rec.line(false, x.h.label(), &wirelog.Line{Kind: wirelog.KindHTTPResponse, Status: new(resp.StatusCode),
+			LatencyMs: wirelog.Latency(p.opts.Now().Sub(x.start)),
+			Headers:   resp.Header, ContentType: new(resp.Header.Get("Content-Type"))})
 	}
 }
 
@@ -567,7 +566,7 @@ func (f *httpFront) inspectAnswer(x *exchange, resp *http.Response, enc string) 
 		return
 	}
 	if p.rec != nil {
-		p.rec.line(false, x.h.label(), map[string]any{"kind": "frame", "body": bodyValue(plain), "taskId": taskIDOf(plain)})
+		p.rec.line(false, x.h.label(), frameLine(plain))
 	}
 	p.fromServer(x.h, x, plain)
 }

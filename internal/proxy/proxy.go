@@ -34,6 +34,7 @@ import (
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/taskstatus"
+	"github.com/mcptask/mcptask/internal/wirelog"
 )
 
 // DefaultMaxInspect is how much of one message the proxy reads to look at it. A larger message
@@ -379,11 +380,11 @@ func (p *Proxy) violation(v check.Violation) {
 	if v.Peer == "" {
 		v.Peer = check.PeerServer
 	}
-	fields := map[string]any{"kind": "violation", "rule": v.Rule, "section": v.Section, "seen": v.Seen, "peer": v.Peer}
+	l := &wirelog.Line{Kind: wirelog.KindViolation, Rule: v.Rule, Section: v.Section, Seen: v.Seen, Peer: v.Peer}
 	if v.TaskID != "" {
-		fields["taskId"] = v.TaskID
+		l.TaskID = new(v.TaskID)
 	}
-	p.rec.line(v.Peer == check.PeerHost, v.Host, fields)
+	p.rec.line(v.Peer == check.PeerHost, v.Host, l)
 	p.emit(Event{Kind: EventViolation, Host: v.Host, Violation: v, Task: TaskInfo{ID: v.TaskID}})
 }
 
@@ -413,7 +414,7 @@ func (p *Proxy) notice(h *host, format string, args ...any) {
 		label = h.label()
 	}
 	if p.rec != nil {
-		p.rec.line(false, label, map[string]any{"kind": "proxy-notice", "peer": "proxy", "message": text})
+		p.rec.line(false, label, &wirelog.Line{Kind: wirelog.KindProxyNotice, Peer: "proxy", Message: text})
 	}
 	p.emit(Event{Kind: EventNotice, Host: label, Text: text})
 }

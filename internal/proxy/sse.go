@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/mcptask/mcptask/internal/wirelog"
 )
 
 // sseRelay sits between a server's text/event-stream body and the host. The host gets the
@@ -184,7 +186,9 @@ func (s *sseRelay) dispatch() {
 		return // a priming event
 	}
 	if s.p.rec != nil {
-		s.p.rec.line(false, s.h.label(), map[string]any{"kind": "sse-event", "sse": "id=" + s.lastID, "body": bodyValue(data), "taskId": taskIDOf(data)})
+		l := frameLine(data)
+		l.Kind, l.SSE = wirelog.KindSSEEvent, "id="+s.lastID
+		s.p.rec.line(false, s.h.label(), l)
 	}
 	s.p.fromServer(s.h, s.x, data)
 }

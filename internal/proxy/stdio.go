@@ -214,7 +214,7 @@ func (p *Proxy) frame(h *host, line []byte, toServer bool) []byte {
 		return line
 	}
 	if p.rec != nil {
-		p.rec.line(toServer, h.label(), map[string]any{"kind": "frame", "body": bodyValue(msg), "taskId": taskIDOf(msg)})
+		p.rec.line(toServer, h.label(), frameLine(msg))
 	}
 	if p.bridge != nil {
 		out := p.bridge.stdioFrame(h, msg, toServer)

@@ -17,11 +17,9 @@
 package redact
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Mark replaces every hidden value.
@@ -279,42 +277,6 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 
 // Headers is Redactor.Headers with no headers or values of the run's own.
 func Headers(h http.Header, extra ...string) http.Header { return New(extra).Headers(h) }
-
-// Line redacts one line of a record (a --record NDJSON line, from which the proxy's --trace
-// is also written) in place, by the type of each field: headers as Headers, a JSON body as
-// JSON, a "url" as URL, any other string as Text, a nested map as a line, and any other value
-// through its JSON form. A field whose name Key reports is replaced whole. Every writer of a
-// record line passes it here last, so that a field added later is redacted too.
-func (r *Redactor) Line(line map[string]any) {
-	for k, v := range line {
-		if Key(k) {
-			line[k] = Mark
-			continue
-		}
-		switch x := v.(type) {
-		case nil, bool, int, int64, float64, json.Number, time.Time:
-		case http.Header:
-			line[k] = r.Headers(x)
-		case json.RawMessage:
-			line[k] = json.RawMessage(r.JSON(x))
-		case string:
-			if k == "url" {
-				line[k] = r.URL(x)
-			} else {
-				line[k] = r.Text(x)
-			}
-		case map[string]any:
-			r.Line(x)
-		default:
-			b, err := json.Marshal(x)
-			if err != nil {
-				line[k] = Mark
-				continue
-			}
-			line[k] = json.RawMessage(r.JSON(b))
-		}
-	}
-}
 
 // AddHeaders adds header names whose values are secret for this run (the --header names).
 func (r *Redactor) AddHeaders(names ...string) {

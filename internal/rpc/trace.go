@@ -3,25 +3,21 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/termsafe"
+	"github.com/mcptask/mcptask/internal/wirelog"
 )
 
-// tracer writes the --trace log: one line per HTTP request and response line, header and
-// JSON-RPC frame, each prefixed by its direction. Every byte that came from the server goes
-// through termsafe first, since the trace is read on a terminal.
+// tracer writes the --trace log and the --record stream: one wirelog.Line per HTTP request
+// and response, JSON-RPC frame and SSE event, redacted and made safe for a terminal by
+// internal/wirelog, and lines of commentary of its own.
 type tracer struct {
-	mu  sync.Mutex
-	w   io.Writer
-	rec io.Writer
+	log *wirelog.Log
 	red *redact.Redactor
 }
 
@@ -33,79 +29,19 @@ func newTracer(o *TraceOptions) *tracer {
 	if red == nil {
 		red = redact.New(o.Secret)
 	}
-	return &tracer{w: o.W, rec: o.Record, red: red}
+	return &tracer{log: &wirelog.Log{Record: o.Record, Trace: o.W, Redact: red}, red: red}
 }
 
-// record writes one NDJSON line of the --record stream.
-func (t *tracer) record(line map[string]any) {
-	if t == nil || t.rec == nil {
-		return
+func (t *tracer) write(l *wirelog.Line) {
+	if t != nil {
+		t.log.Write(l)
 	}
-	t.red.Line(line)
-	line["time"] = time.Now().UTC().Format(time.RFC3339Nano)
-	b, err := json.Marshal(line)
-	if err != nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rec.Write(append(b, '\n'))
-}
-
-// body returns data as JSON when it is JSON, else as a string, and the task id it names.
-func body(data []byte) (any, string) {
-	if !json.Valid(data) {
-		return string(data), ""
-	}
-	var probe struct {
-		Params struct {
-			TaskID string `json:"taskId"`
-		} `json:"params"`
-		Result struct {
-			TaskID string `json:"taskId"`
-			Task   struct {
-				TaskID string `json:"taskId"`
-			} `json:"task"`
-		} `json:"result"`
-	}
-	_ = json.Unmarshal(data, &probe)
-	id := probe.Params.TaskID
-	if id == "" {
-		id = probe.Result.TaskID
-	}
-	if id == "" {
-		id = probe.Result.Task.TaskID
-	}
-	return json.RawMessage(data), id
 }
 
 func (t *tracer) printf(format string, args ...any) {
-	if t == nil || t.w == nil {
-		return
+	if t != nil {
+		t.log.Tracef(format, args...)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	fmt.Fprintf(t.w, format, args...)
-}
-
-func (t *tracer) headers(prefix string, h http.Header) string {
-	return t.headersOf(prefix, t.red.Headers(h))
-}
-
-// headersOf renders already redacted headers.
-func (t *tracer) headersOf(prefix string, h http.Header) string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		for _, v := range h[k] {
-			fmt.Fprintf(&b, "%s %s: %s\n", prefix, termsafe.Line(k), termsafe.Line(v))
-		}
-	}
-	return b.String()
 }
 
 // request logs an outgoing HTTP request with its body.
@@ -113,18 +49,11 @@ func (t *tracer) request(req *http.Request, data []byte) {
 	if t == nil {
 		return
 	}
-	u := t.red.URL(req.URL.String())
-	line := map[string]any{"kind": "http-request", "dir": "send", "httpMethod": req.Method, "url": u, "headers": req.Header}
+	l := &wirelog.Line{Kind: wirelog.KindHTTPRequest, Dir: wirelog.DirSend, HTTPMethod: req.Method, URL: req.URL.String(), Headers: headersOf(req.Header)}
 	if len(data) > 0 {
-		line["body"], line["taskId"] = body(data)
-		line["method"] = req.Header.Get("Mcp-Method")
+		l.Body, l.TaskID, l.Method = wirelog.Body(data), new(wirelog.TaskIDOf(data)), new(req.Header.Get("Mcp-Method"))
 	}
-	t.record(line)
-	s := fmt.Sprintf("> %s %s\n", req.Method, termsafe.Line(u)) + t.headers(">", req.Header)
-	if len(data) > 0 {
-		s += "> " + termsafe.Line(string(t.red.JSON(data))) + "\n"
-	}
-	t.printf("%s", s)
+	t.write(l)
 }
 
 // response logs the status line and headers of an HTTP response.
@@ -132,60 +61,57 @@ func (t *tracer) response(resp *http.Response, took time.Duration) {
 	if t == nil {
 		return
 	}
-	t.record(map[string]any{"kind": "http-response", "dir": "recv", "status": resp.StatusCode, "latencyMs": float64(took.Microseconds()) / 1000,
-		"headers": resp.Header, "contentType": resp.Header.Get("Content-Type")})
-	t.printf("< %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), t.headers("<", resp.Header))
+	t.write(&wirelog.Line{Kind: wirelog.KindHTTPResponse, Dir: wirelog.DirRecv, Proto: resp.Proto, Status: new(resp.StatusCode), LatencyMs: wirelog.Latency(took),
+		Headers: headersOf(resp.Header), ContentType: new(resp.Header.Get("Content-Type"))})
 }
 
-// frame logs one JSON-RPC frame or SSE event; dir is ">" (sent) or "<" (received).
+// headersOf is h for a line, where nil headers are written as {}.
+func headersOf(h http.Header) http.Header {
+	if h == nil {
+		return http.Header{}
+	}
+	return h
+}
+
+// frame logs one JSON-RPC frame or SSE event; dir is ">" (sent) or "<" (received), what
+// names the event.
 func (t *tracer) frame(dir, what string, data []byte) {
 	if t == nil {
 		return
 	}
-	line := map[string]any{"kind": "frame", "dir": map[string]string{">": "send", "<": "recv"}[dir]}
+	l := &wirelog.Line{Kind: wirelog.KindFrame, Dir: map[string]string{">": wirelog.DirSend, "<": wirelog.DirRecv}[dir]}
 	if what != "" {
-		line["kind"], line["sse"] = "sse-event", what
+		l.Kind, l.SSE = wirelog.KindSSEEvent, what
 	}
-	line["body"], line["taskId"] = body(data)
-	t.record(line)
-	if t.w == nil {
-		return
-	}
-	shown := termsafe.Line(string(t.red.JSON(data)))
-	if what != "" {
-		t.printf("%s [%s] %s\n", dir, termsafe.Line(t.red.Text(what)), shown)
-		return
-	}
-	t.printf("%s %s\n", dir, shown)
+	l.Body, l.TaskID = wirelog.Body(data), new(wirelog.TaskIDOf(data))
+	t.write(l)
 }
 
 // exchange writes the --record summary of one request/response exchange: the JSON-RPC method,
 // the task it concerns, the HTTP status, the latency from request to response (for a stream,
 // to its last event), and the outcome.
 func (t *tracer) exchange(req *Message, reqBody []byte, status int, took time.Duration, resp *Message, err error) {
-	if t == nil || t.rec == nil {
+	if t == nil || t.log.Record == nil {
 		return
 	}
-	_, task := body(reqBody)
-	line := map[string]any{"kind": "http-exchange", "method": req.Method, "id": req.ID, "status": status,
-		"latencyMs": float64(took.Microseconds()) / 1000}
-	if task != "" {
-		line["taskId"] = task
-	}
+	l := &wirelog.Line{Kind: wirelog.KindHTTPExchange, Method: new(req.Method), ID: wirelog.ID(req.ID), Status: new(status),
+		LatencyMs: wirelog.Latency(took)}
+	task := wirelog.TaskIDOf(reqBody)
 	switch {
 	case err != nil:
-		line["error"] = err.Error()
+		l.Error = err.Error()
 	case resp != nil && resp.Error != nil:
-		line["rpcError"] = resp.Error // redacted whole by record, data included
+		l.RPCError, _ = json.Marshal(resp.Error) // redacted whole, data included
 	}
 	if resp != nil && task == "" {
 		if raw, err := json.Marshal(resp); err == nil {
-			if _, id := body(raw); id != "" {
-				line["taskId"] = id
-			}
+			task = wirelog.TaskIDOf(raw)
 		}
 	}
-	t.record(line)
+	if task != "" {
+		l.TaskID = &task
+	}
+	t.write(l)
 }
 
 // authBody is what the trace shows of an OAuth body: a form or JSON body redacted, and no
@@ -239,21 +165,15 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	red := tt.t.red
 	hdrs := red.Headers(req.Header) // learns the credentials this request carries
 	body = tt.t.authBody(req.Header.Get("Content-Type"), body)
-	u := red.URL(req.URL.String())
-	line := map[string]any{"kind": "auth-request", "dir": "send", "httpMethod": req.Method, "url": u, "headers": hdrs}
+	l := &wirelog.Line{Kind: wirelog.KindAuthRequest, Dir: wirelog.DirSend, HTTPMethod: req.Method, URL: req.URL.String(), Headers: hdrs}
 	if len(body) > 0 {
-		line["body"] = string(body)
+		l.Body = wirelog.TextBody(string(body))
 	}
-	tt.t.record(line)
-	s := fmt.Sprintf("> [auth] %s %s\n", req.Method, termsafe.Line(u)) + tt.t.headersOf(">", hdrs)
-	if len(body) > 0 {
-		s += "> " + termsafe.Line(string(body)) + "\n"
-	}
-	tt.t.printf("%s", s)
+	tt.t.write(l)
 	start := time.Now()
 	resp, err := tt.base.RoundTrip(req)
 	if err != nil {
-		tt.t.printf("! [auth] %s %s: %s\n", req.Method, termsafe.Line(u), termsafe.Line(red.Text(err.Error())))
+		tt.t.printf("! [auth] %s %s: %s\n", termsafe.Line(req.Method), termsafe.Line(l.URL), termsafe.Line(red.Text(err.Error())))
 		return nil, err
 	}
 	took := time.Since(start)
@@ -267,17 +187,11 @@ func (tt *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if loc := hdr.Get("Location"); loc != "" {
 		hdr.Set("Location", red.URL(loc)) // a relative redirect with its code
 	}
-	shown := tt.t.authBody(resp.Header.Get("Content-Type"), data)
-	rline := map[string]any{"kind": "auth-response", "dir": "recv", "status": resp.StatusCode, "latencyMs": float64(took.Microseconds()) / 1000, "headers": hdr}
-	if len(shown) > 0 && rerr == nil {
-		rline["body"] = string(shown)
+	rl := &wirelog.Line{Kind: wirelog.KindAuthResponse, Dir: wirelog.DirRecv, Proto: resp.Proto, Status: new(resp.StatusCode), LatencyMs: wirelog.Latency(took), Headers: hdr}
+	if shown := tt.t.authBody(resp.Header.Get("Content-Type"), data); len(shown) > 0 && rerr == nil {
+		rl.Body = wirelog.TextBody(string(shown))
 	}
-	tt.t.record(rline)
-	s = fmt.Sprintf("< [auth] %s %s (%s)\n%s", termsafe.Line(resp.Proto), termsafe.Line(resp.Status), took.Round(time.Microsecond), tt.t.headersOf("<", hdr))
-	if len(shown) > 0 {
-		s += "< " + termsafe.Line(string(shown)) + "\n"
-	}
-	tt.t.printf("%s", s)
+	tt.t.write(rl)
 	return resp, nil
 }
 
@@ -288,7 +202,5 @@ func Note(o *TraceOptions, msg string) {
 	if t == nil {
 		return
 	}
-	msg = t.red.Text(msg)
-	t.record(map[string]any{"kind": "note", "note": msg})
-	t.printf("! %s\n", termsafe.Line(msg))
+	t.write(&wirelog.Line{Kind: wirelog.KindNote, Note: msg})
 }
