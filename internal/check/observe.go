@@ -665,23 +665,25 @@ func (r *runner) startPayload(ctx context.Context, t *taskObs, status string) {
 func (r *runner) payload(ctx context.Context, t *taskObs) {
 	m, err := r.send(ctx, "tasks/result", map[string]any{"taskId": t.id}, req{})
 	after := ""
+	var g *rpc.Message
+	var gerr error
 	if err == nil {
 		t.pollMu.Lock()
 		defer t.pollMu.Unlock()
+		g, gerr = r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
 	}
+	// Not while rules read what the task showed (judgeAll, toolReports): this goroutine runs
+	// beside them, as tasks/result answers only once the task has ended.
+	r.quiet.Lock()
+	defer r.quiet.Unlock()
 	t.mu.Lock()
-	if err == nil {
-		t.mu.Unlock()
-		g, gerr := r.send(ctx, "tasks/get", map[string]any{"taskId": t.id}, req{})
-		t.mu.Lock()
-		if gerr == nil && g.Result != nil {
-			// It is one more poll: the status rules see it too.
-			after = str(obj(g.Result)["status"])
-			t.polls = append(t.polls, poll{at: time.Now(), msg: g, status: after})
-			if after != "" {
-				t.payloadIdx = len(t.statuses)
-				t.statuses = append(t.statuses, after)
-			}
+	if err == nil && gerr == nil && g.Result != nil {
+		// It is one more poll: the status rules see it too.
+		after = str(obj(g.Result)["status"])
+		t.polls = append(t.polls, poll{at: time.Now(), msg: g, status: after})
+		if after != "" {
+			t.payloadIdx = len(t.statuses)
+			t.statuses = append(t.statuses, after)
 		}
 	}
 	t.payload, t.payloadErr, t.payloadAfter = m, err, after
@@ -815,6 +817,8 @@ func (c *call) seen() string {
 }
 
 func (r *runner) toolReports() []ToolReport {
+	r.quiet.Lock()
+	defer r.quiet.Unlock()
 	var out []ToolReport
 	for _, t := range r.tools {
 		tr := ToolReport{Era: r.era, Name: t.name, Reason: t.reason, Why: t.why}
