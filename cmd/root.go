@@ -177,7 +177,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdVersion(f),
 	)
 	root.AddCommand(newCmdExitCodes(f)) // `mcptask help exit-codes` (and `mcptask exit-codes`)
-	setupHelp(root)
+	helpLayout.Install(root)
 	return root
 }
 
