@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"os"
 	"time"
 
-	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/spf13/pflag"
@@ -113,33 +111,6 @@ func (f *Factory) connectOptions() connect.Options {
 		o.Trace = f.IO.ErrOut
 	}
 	return o
-}
-
-// connErr gives the errors of internal/connect and internal/config their exit codes
-// (exitcodes.go): a usage problem is a FlagError, a record or project entry not trusted exits
-// 2 without the usage hint.
-func connErr(err error) error {
-	var ue *connect.UsageError
-	var ce *config.UsageError
-	var ur *connect.UntrustedRecordError
-	var ut *config.UntrustedError
-	var na *connect.NoAnswerError
-	var te *connect.TimeoutError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ue):
-		return &FlagError{Err: ue.Err}
-	case errors.As(err, &ce):
-		return &FlagError{Err: ce.Err}
-	case errors.As(err, &ur), errors.As(err, &ut):
-		return &ExitError{Code: ExitUsage, Err: err}
-	case errors.As(err, &na):
-		return &ExitError{Code: ExitFailure, Err: err}
-	case errors.As(err, &te):
-		return &ExitError{Code: ExitTimeout, Err: err}
-	}
-	return err
 }
 
 // serverRef validates the connection flags and describes the server, without connecting.
