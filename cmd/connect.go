@@ -71,7 +71,7 @@ func (g *GlobalOptions) AddFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
 	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
 	fs.StringVar(&g.CI, "ci", "auto", "CI system to write the job log for: `auto|github|gitlab|none` (auto: GITHUB_ACTIONS=true or GITLAB_CI=true)")
-	fs.DurationVar(&g.ConnectTimeout, "connect-timeout", DefaultConnectTimeout, "give up on a server that has not answered connecting, its handshake or a one-shot request after `D` (exit 1; 0 waits as long as it takes; $MCPTASK_CONNECT_TIMEOUT)")
+	fs.DurationVar(&g.ConnectTimeout, "connect-timeout", connect.DefaultConnectTimeout, "give up on a server that has not answered connecting, its handshake or a one-shot request after `D` (exit 1; 0 waits as long as it takes; $MCPTASK_CONNECT_TIMEOUT)")
 	g.Auth.addFlags(fs)
 }
 
