@@ -113,3 +113,22 @@ func ReportError(p *Printer, errOut io.Writer, red *redact.Redactor, code int, e
 		fmt.Fprintln(errOut, "Run 'mcptask --help' for usage.")
 	}
 }
+
+// Coded gives err the exit code chosen for it: a UsageError for exitcode.Usage, an
+// exitcode.Error for any other code; code OK leaves the code to err itself.
+func Coded(code int, err error) error {
+	switch {
+	case err == nil || code == exitcode.OK:
+		return err
+	case code == exitcode.Usage:
+		return &exitcode.UsageError{Err: err}
+	}
+	return &exitcode.Error{Code: code, Err: err}
+}
+
+// Judge types err, of an outcome described with code, as a coded error (Coded) and gives the
+// exit code it means under ctx (Reporter.Judge).
+func Judge(ctx context.Context, code int, err error) (int, error) {
+	err = Coded(code, err)
+	return ExitCode(ctx, err), err
+}
