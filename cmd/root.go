@@ -18,6 +18,7 @@ import (
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/exitcode"
+	"github.com/mcptask/mcptask/internal/globalflags"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/spf13/cobra"
@@ -187,7 +188,7 @@ func preRun(f *Factory, c *cobra.Command) error {
 	fs := c.Flags()
 	f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
 	// Precedence: flag > MCPTASK_* environment > config file.
-	if err := f.applyEnv(fs); err != nil {
+	if err := globalflags.ApplyEnv(fs, f.Getenv); err != nil {
 		return err
 	}
 	if err := f.setupWorkflow(c); err != nil {
