@@ -1,6 +1,6 @@
 // Package cmd holds mcptask's commands: one file per verb, each with an options struct, a
 // NewCmdX constructor and a runX function. Main builds the root command, runs it, and maps
-// whatever error comes back to one of the exit codes in exitcodes.go.
+// whatever error comes back to an exit code (internal/output, internal/exitcode).
 package cmd
 
 import (
