@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"errors"
 	"strings"
 
-	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -74,10 +72,4 @@ func runAdopt(f *Factory, ids []string) error {
 		return writeJSON(f.IO.Out, doc)
 	}
 	return doc.Text(f.IO.ErrOut)
-}
-
-// isUntrustedRecord reports whether err is a record that connect.Connector.Check refused.
-func isUntrustedRecord(err error) bool {
-	var u *connect.UntrustedRecordError
-	return errors.As(err, &u)
 }

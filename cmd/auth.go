@@ -8,34 +8,11 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
-	"github.com/mcptask/mcptask/internal/connect"
 	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
-
-// AuthOptions are the global OAuth flags (the settings themselves are connect.AuthOptions).
-// Each has its MCPTASK_* variable (applyEnv); Scopes come from a named server's "oauth"
-// settings (or auth login --scopes), Interactive is decided per connection (connectOptions).
-type AuthOptions struct {
-	connect.AuthOptions
-}
-
-func (a *AuthOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&a.Login, "login", auth.LoginAuto, "OAuth login on a 401: auto (inline, only at a terminal or with --browser follow) or never (stored credentials only; otherwise exit 7)")
-	fs.StringVar(&a.Browser, "browser", auth.BrowserOpen, "how to visit the OAuth authorization URL: open (the system browser), print (show the URL) or follow (request it and follow its redirects, keeping its cookies for that login only, for servers that approve without a page)")
-	fs.StringVar(&a.ClientID, "client-id", "", "OAuth client id registered for mcptask at the server's authorization server")
-	fs.StringVar(&a.ClientSecretEnv, "client-secret-env", "", "read the OAuth client secret from environment variable `VAR`")
-	fs.StringVar(&a.ClientMetadataURL, "client-metadata-url", "", "OAuth client id as a Client ID Metadata Document `URL`, used where the authorization server supports them")
-	fs.IntVar(&a.CallbackPort, "callback-port", 0, "loopback `PORT` for the OAuth redirect (default: a free port on 127.0.0.1)")
-	fs.StringVar(&a.Store, "auth-store", auth.StoreAuto, "where OAuth credentials live: auto (the OS keychain, else a 0600 file), keyring or file")
-	fs.StringVar(&a.Profile, "profile", "", "OAuth credential profile `NAME`: several accounts on one server")
-	fs.StringVar(&a.Grant, "grant", "", "OAuth grant: client-credentials for machines (with --client-id and --client-secret-env or --client-key-file)")
-	fs.StringVar(&a.ClientKeyFile, "client-key-file", "", "PEM private key `FILE` for private_key_jwt client authentication (--grant client-credentials)")
-	fs.StringVar(&a.Issuer, "issuer", "", "issuer `URL` of the authorization server --client-id is registered at; its secret or key is sent only there, and a server naming another is refused (exit 7)")
-}
 
 // authReason is the --json error's "reason" for an authorization failure.
 func authReason(err error) string { return string(auth.ReportedReason(err)) }

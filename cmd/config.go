@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
-	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // Named servers are read by internal/config, once per run (servers); this file turns a name
@@ -33,57 +30,14 @@ func (f *Factory) servers() (*config.Set, error) {
 // applyNamedServer turns --server NAME into the flags it stands for. A value that looks like
 // a URL is left alone.
 func (f *Factory) applyNamedServer() error {
-	name := f.Global.Server
-	if name == "" || strings.Contains(name, "://") {
+	if !f.Global.Named() {
 		return nil
 	}
 	set, err := f.servers()
 	if err != nil {
 		return err
 	}
-	a := &f.Global.Auth
-	o := config.OAuthSettings{ClientID: a.ClientID, ClientSecretEnv: a.ClientSecretEnv, ClientMetadataURL: a.ClientMetadataURL, Issuer: a.Issuer, CallbackPort: a.CallbackPort, Scopes: a.Scopes}
-	s, ignored, r, err := set.Use(name, f.Getenv, &o, auth.ValidIssuer)
-	if s == nil {
-		return flagErrorf("--server %q is neither a URL nor a server named in a config file; 'mcptask servers' lists the names", name)
-	}
-	for _, x := range ignored {
-		f.warnf("server %q in the project file %s is ignored: %s defines %q too, and your own config wins", name, x.Source, s.Source, name)
-	}
-	if err != nil {
-		return connErr(err)
-	}
-	if r.URL != "" {
-		f.Global.Server = r.URL
-		f.Global.Headers = append(f.Global.Headers, r.Headers...)
-		a.ClientID, a.ClientSecretEnv, a.ClientMetadataURL, a.Issuer, a.CallbackPort, a.Scopes = o.ClientID, o.ClientSecretEnv, o.ClientMetadataURL, o.Issuer, o.CallbackPort, o.Scopes
-		return nil
-	}
-	f.Global.Server = ""
-	f.Global.Stdio = strings.Join(quoteAll(r.Argv), " ")
-	f.Global.StdioEnv = append(f.Global.StdioEnv, r.Env...)
-	sort.Strings(f.Global.StdioEnv)
-	return nil
-}
-
-// applyEnv gives every global flag not set on the command line its MCPTASK_* variable
-// (precedence: flag > environment > config file).
-func (f *Factory) applyEnv(fs *pflag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(fl *pflag.Flag) {
-		if err != nil || fl.Changed || fl.Name == "help" || fl.Name == "version" {
-			return
-		}
-		env := "MCPTASK_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
-		v := f.Getenv(env)
-		if v == "" || fl.DefValue == v {
-			return
-		}
-		if serr := fl.Value.Set(v); serr != nil {
-			err = flagErrorf("$%s: %v", env, serr)
-		}
-	})
-	return err
+	return connErr(f.Global.UseNamed(set, f.Getenv, func(msg string) { f.warnf("%s", msg) }))
 }
 
 // NewCmdServers returns `mcptask servers` and its trust and untrust commands.

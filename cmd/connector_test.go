@@ -56,7 +56,8 @@ func TestConnErrExitCodes(t *testing.T) {
 			t.Errorf("%T unmapped: exit %d, want %d", tc.err, got, tc.want)
 		}
 	}
-	if !isUntrustedRecord(connErr(&connect.UntrustedRecordError{Reason: errors.New("x")})) {
-		t.Error("isUntrustedRecord misses a refused record")
+	var u *connect.UntrustedRecordError
+	if !errors.As(connErr(&connect.UntrustedRecordError{Reason: errors.New("x")}), &u) {
+		t.Error("a refused record is no longer found in its typed error")
 	}
 }

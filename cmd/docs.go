@@ -3,6 +3,7 @@ package cmd
 import (
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/usagetext"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -32,8 +33,8 @@ func visitPages(c *cobra.Command, sep string, page func(string, *cobra.Command) 
 		}
 	}
 	var hidden []*pflag.Flag
-	globalFlags(c).VisitAll(func(fl *pflag.Flag) {
-		if !fl.Hidden && !shownGlobal(c, fl.Name) {
+	usagetext.Globals(c).VisitAll(func(fl *pflag.Flag) {
+		if !fl.Hidden && !helpLayout.Shows(c, fl.Name) {
 			fl.Hidden = true
 			hidden = append(hidden, fl)
 		}

@@ -24,14 +24,9 @@ const (
 
 var (
 	exitCodeTable = exitcode.Table
-	exitName      = exitcode.Name
-	exitCodesHelp = exitcode.Help
 	worstCode     = exitcode.Worst
 	countBad      = exitcode.CountBad
 )
-
-// ExitCode lets packages below cmd read the code an error carries (internal/output).
-func (e *ExitError) ExitCode() int { return e.Code }
 
 // newCmdExitCodes returns `mcptask exit-codes`, also reached as `mcptask help exit-codes`:
 // the table, or with --json an "exit-codes" envelope.
@@ -39,7 +34,7 @@ func newCmdExitCodes(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "exit-codes",
 		Short: "Show the exit codes mcptask returns",
-		Long:  exitCodesHelp(),
+		Long:  exitcode.Help(),
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.Global.JSON {
@@ -49,7 +44,7 @@ func newCmdExitCodes(f *Factory) *cobra.Command {
 				}
 				return writeJSON(c.OutOrStdout(), map[string]any{"type": "exit-codes", "codes": codes})
 			}
-			fmt.Fprint(c.OutOrStdout(), exitCodesHelp())
+			fmt.Fprint(c.OutOrStdout(), exitcode.Help())
 			return nil
 		},
 	}

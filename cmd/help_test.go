@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcptask/mcptask/internal/usagetext"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -64,7 +65,7 @@ func TestHelpGroupsEveryCommand(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	walkCommands(root, func(c *cobra.Command) {
-		p := helpPath(c)
+		p := usagetext.Path(c)
 		if strings.HasPrefix(p, "completion ") {
 			return // cobra's completion scripts share one entry
 		}

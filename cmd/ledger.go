@@ -85,22 +85,7 @@ func (f *Factory) findTask(id string) (*state.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := st.Find(id)
-	if err != nil {
-		return nil, err
-	}
-	key, err := f.namedServerKey()
-	if err != nil {
-		return nil, err
-	}
-	rec, err := ledger.Pick(id, recs, key)
-	if err != nil { // several servers, none named
-		return nil, &FlagError{Err: err}
-	}
-	if rec == nil && key == "" && f.Global.Server == "" { // $MCPTASK_SERVER gives one
-		return nil, flagErrorf("task %s is not in the ledger (%s) and no server was given: add --server URL or --stdio 'command args'", id, st.Path())
-	}
-	return rec, nil
+	return ledger.Find(st, id, f.namedServerKey, f.Global.Server != "") // $MCPTASK_SERVER gives one
 }
 
 // connectTask connects to the server of task id: the ledger's record when there is one (its

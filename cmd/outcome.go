@@ -20,24 +20,12 @@ func describe(o follow.Outcome, ref ServerRef, timeout time.Duration) (*envelope
 	return env, text, exitErr(code, err)
 }
 
-// exitErr gives err the exit code chosen for it: a usage error for ExitUsage, none (0) leaves
-// the code to err itself.
-func exitErr(code int, err error) error {
-	switch {
-	case err == nil || code == ExitOK:
-		return err
-	case code == ExitUsage:
-		return &FlagError{Err: err}
-	}
-	return &ExitError{Code: code, Err: err}
-}
-
-// judge types err, of an outcome described with code, as cmd's errors and gives the exit code
-// they mean under ctx (output.Reporter.Judge).
-func judge(ctx context.Context, code int, err error) (int, error) {
-	err = exitErr(code, err)
-	return exitCode(ctx, err), err
-}
+// exitErr gives err the exit code chosen for it; judge types err, of an outcome described
+// with code, and gives the exit code it means (internal/output).
+var (
+	exitErr = output.Coded
+	judge   = output.Judge
+)
 
 // reporter is the sink that shows each task's outcome as its follow ends (output.Reporter).
 // With hold set (the live view) it keeps them for finishLive; err is the one task's error
@@ -51,7 +39,7 @@ type reporter struct {
 
 func newReporter(f *Factory, kind string, timeout time.Duration, many bool) *reporter {
 	f.wf.setTimeout(timeout)
-	return &reporter{f: f, Reporter: &output.Reporter{P: f.printer(), Kind: kind, Timeout: timeout, Many: many, Ref: f.wf.ref, Judge: judge}}
+	return &reporter{f: f, Reporter: &output.Reporter{P: f.printer(), Kind: kind, Timeout: timeout, Many: many, Ref: f.wf.ends.Ref, Judge: judge}}
 }
 
 // server records how the tasks of server name are reached again, for the hints.

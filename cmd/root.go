@@ -1,6 +1,6 @@
 // Package cmd holds mcptask's commands: one file per verb, each with an options struct, a
 // NewCmdX constructor and a runX function. Main builds the root command, runs it, and maps
-// whatever error comes back to one of the exit codes in exitcodes.go.
+// whatever error comes back to an exit code (internal/output, internal/exitcode).
 package cmd
 
 import (
@@ -17,10 +17,10 @@ import (
 	"github.com/mcptask/mcptask/internal/buildinfo"
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/connect"
+	"github.com/mcptask/mcptask/internal/exitcode"
+	"github.com/mcptask/mcptask/internal/globalflags"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/redact"
-	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -90,7 +90,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	f.finishWorkflow()
 	code := exitCode(ctx, err)
 	if err != nil {
-		reportError(f, code, err)
+		output.ReportError(f.printer(), f.IO.ErrOut, f.redactor(), code, err, authReason(err))
 	}
 	f.flushRedacted()
 	if f.wf != nil {
@@ -177,7 +177,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdVersion(f),
 	)
 	root.AddCommand(newCmdExitCodes(f)) // `mcptask help exit-codes` (and `mcptask exit-codes`)
-	setupHelp(root)
+	helpLayout.Install(root)
 	return root
 }
 
@@ -188,7 +188,7 @@ func preRun(f *Factory, c *cobra.Command) error {
 	fs := c.Flags()
 	f.Global.ServerSet = fs.Changed("server") || fs.Changed("stdio")
 	// Precedence: flag > MCPTASK_* environment > config file.
-	if err := f.applyEnv(fs); err != nil {
+	if err := globalflags.ApplyEnv(fs, f.Getenv); err != nil {
 		return err
 	}
 	if err := f.setupWorkflow(c); err != nil {
@@ -197,57 +197,25 @@ func preRun(f *Factory, c *cobra.Command) error {
 	return f.applyNamedServer()
 }
 
-// FlagError is a usage error: a bad flag, argument or input. It exits 2.
-type FlagError struct{ Err error }
-
-func (e *FlagError) Error() string { return e.Err.Error() }
-func (e *FlagError) Unwrap() error { return e.Err }
+// FlagError is a usage error: a bad flag, argument or input. It exits 2 (internal/exitcode).
+type FlagError = exitcode.UsageError
 
 // flagErrorf returns a usage error.
 func flagErrorf(format string, args ...any) error {
 	return &FlagError{Err: fmt.Errorf(format, args...)}
 }
 
-// ExitError carries a chosen exit code. With Silent set, the output has already explained
-// the failure and Main prints nothing more.
-type ExitError struct {
-	Code   int
-	Err    error
-	Silent bool
-}
+// ExitError carries a chosen exit code; with Silent set, the output has already explained
+// the failure and Main prints nothing more (internal/exitcode).
+type ExitError = exitcode.Error
 
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return exitName(e.Code)
-	}
-	return e.Err.Error()
-}
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// exitCode maps an error to the exit-code table.
-func exitCode(ctx context.Context, err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	var fe *FlagError
-	if errors.As(err, &fe) {
-		return ExitUsage
-	}
-	if errors.Is(err, errTimeout) {
-		return ExitTimeout
-	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return ExitInterrupted
-	}
-	if errors.Is(err, rpc.ErrAuth) {
-		return ExitAuth
-	}
-	return ExitFailure
-}
+var (
+	// exitCode maps an error to the exit-code table; connErr gives the errors of
+	// internal/connect and internal/config their exit codes (internal/output).
+	exitCode   = output.ExitCode
+	connErr    = output.Typed
+	errTimeout = connect.ErrTimeout
+)
 
 // typeArgErrors makes cobra's argument errors ("accepts 1 arg(s)", "unknown command" for a
 // command that takes none) FlagErrors, by wrapping every command's Args, so that no error's
@@ -278,44 +246,5 @@ func typeArgErrors(root *cobra.Command) (reached func() bool) {
 	return func() bool { return ran }
 }
 
-// errorText is err as a person reads it on stderr. Server text reaches errors by many paths
-// (JSON-RPC messages, version lists, task errors, stdio stderr, a value a parser quoted), so
-// the whole message passes termsafe here, whatever its parts did before, and is bounded to
-// termsafe.Limit (SECURITY.md, classes 2 and 8).
-func (f *Factory) errorText(err error) string {
-	return termsafe.String(termsafe.Cut(f.redactor().Text(err.Error())))
-}
-
-var errTimeout = connect.ErrTimeout
-
-// reportError prints err once: a line on stderr, and with --json also a JSON object there.
-func reportError(f *Factory, code int, err error) {
-	var ee *ExitError
-	if errors.As(err, &ee) && ee.Silent {
-		return
-	}
-	if f.printer().JSON() {
-		// JSON is data, kept as it is; only its size is bounded, and credentials are hidden.
-		obj := output.Error{Type: "error", Code: code, Name: exitName(code), Message: termsafe.Cut(f.redactor().Text(err.Error())), Reason: authReason(err)}
-		if na := (*NoAnswerError)(nil); errors.As(err, &na) {
-			obj.Reason = "no_answer"
-		}
-		var rerr *rpc.Error
-		if errors.As(err, &rerr) {
-			obj.RPCCode = &rerr.Code
-			if len(rerr.Data) > 0 {
-				obj.RPCData = f.redactor().JSON(rerr.Data)
-			}
-		}
-		_ = writeJSON(f.IO.ErrOut, obj)
-		if f.Global.JSONL {
-			_ = writeJSON(f.IO.Out, obj) // the error event of the stream
-		}
-		return
-	}
-	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", f.errorText(err))
-	var fe *FlagError
-	if errors.As(err, &fe) {
-		fmt.Fprintln(f.IO.ErrOut, "Run 'mcptask --help' for usage.")
-	}
-}
+// errorText is err as a person reads it on stderr: safe for a terminal, bounded, redacted.
+func (f *Factory) errorText(err error) string { return output.ErrorText(f.redactor(), err) }

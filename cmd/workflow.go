@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/ci"
@@ -21,8 +18,7 @@ import (
 // events: the CI system's job log and summary (--ci, internal/ci), a command run when a task
 // ends (--on-complete) and a desktop notification (--notify), both internal/completion. None of
 // it changes how tasks are followed or the exit code. Here are their flags and their wiring:
-// what a task's end means is the command layer's (describe, output.OutcomeName), what is done with it
-// is theirs.
+// what a task's end means is internal/output's (output.Ends), what is done with it is theirs.
 
 // WorkflowOptions are the per-command flags of the commands that follow tasks (call, watch,
 // resume, result, cancel --wait). --ci is global (GlobalOptions.CI).
@@ -52,10 +48,7 @@ type workflow struct {
 	streams *ci.Streams
 	job     *ci.Job
 	done    completion.Sink
-
-	mu      sync.Mutex
-	refs    map[string]ServerRef // how each server's tasks are reached again, by server name
-	timeout time.Duration        // the command's --timeout, for the messages
+	ends    *output.Ends // how each task's end reads, for the job log, hooks and notifications
 }
 
 // wrapStreams puts the run's stdout and stderr through the CI writers, once, as the run
@@ -64,7 +57,7 @@ type workflow struct {
 func (f *Factory) wrapStreams() {
 	s := ci.Wrap(f.IO.Out, f.IO.ErrOut, f.IO.IsStdoutTTY())
 	f.IO.Out, f.IO.ErrOut = s.Out, s.Err
-	f.wf = &workflow{f: f, streams: s, refs: map[string]ServerRef{}}
+	f.wf = &workflow{f: f, streams: s, ends: &output.Ends{Redactor: f.redactor()}}
 	f.redactStreams() // over the CI writers: a secret is hidden before a line is judged
 }
 
@@ -84,7 +77,7 @@ func (f *Factory) setupWorkflow(c *cobra.Command) error {
 	w.streams.Start(sys, f.Global.JSON || f.Global.JSONL)
 	// mcptask's own workflow commands go around the neutralising, never into a line it holds.
 	log := &ci.Log{Sys: sys, W: w.streams.Log(), Now: f.Now}
-	w.job = &ci.Job{Log: log, Start: w.start, Verdict: w.verdict}
+	w.job = &ci.Job{Log: log, Start: w.start, Verdict: w.ends.Verdict}
 	w.done = completion.Sink{Hooks: w.hooks(), Notifier: w.notifier(log.W), End: w.ended}
 	return nil
 }
@@ -152,63 +145,14 @@ func (w *workflow) Event(ev follow.Event) {
 	w.done.Event(ev)
 }
 
-// judge reads the end of task o as the command reports it: its envelope, exit code, outcome
-// name and error.
-func (w *workflow) judge(o follow.Outcome) (envelope, int, string, error) {
-	w.mu.Lock()
-	timeout := w.timeout
-	w.mu.Unlock()
-	described, _, code, err := output.Describe(o, w.ref(o.Server), timeout)
-	code, err = judge(context.Background(), code, err)
-	return output.TaskEnvelope(o, described, code, err), code, output.OutcomeName(o, code), err
-}
-
-// verdict is how the end of task o reads in the job log and summary (ci.Job.Verdict).
-func (w *workflow) verdict(o follow.Outcome) ci.Verdict {
-	_, _, name, err := w.judge(o)
-	v := ci.Verdict{Outcome: name, Resume: followHint(w.ref(o.Server), o.TaskID)}
-	if o.Task != nil {
-		v.Status = o.Task.StatusMessage
-	}
-	if err != nil {
-		v.Problem = err.Error()
-	}
-	// Both are server text and error text, which may quote a secret of this run.
-	red := w.f.redactor()
-	v.Server, v.Status, v.Problem = red.URL(o.Server), red.Text(v.Status), red.Text(v.Problem)
-	return v
-}
-
 // ended is the end of task o, at time at, for its hook and notification
 // (completion.Sink.End): the hook gets the task's envelope as --json shows it.
 func (w *workflow) ended(o follow.Outcome, at time.Time) completion.Ended {
-	env, code, name, _ := w.judge(o)
-	e := completion.Ended{TaskID: o.TaskID, Tool: o.Tool, Server: o.Server, Outcome: name, Code: code, Took: w.job.Took(o, at)}
-	if w.done.Hooks != nil {
-		var b bytes.Buffer
-		_ = writeJSON(&b, env)
-		e.Envelope = b.Bytes()
-	}
-	return e
+	return w.ends.Ended(o, w.job.Took(o, at), w.done.Hooks != nil)
 }
 
 // server records how the tasks of server name are reached again, for the hints.
-func (w *workflow) server(name string, ref ServerRef) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.refs[name] = ref
-}
-
-// ref is how the tasks of server name are reached again.
-func (w *workflow) ref(name string) ServerRef {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.refs[name]
-}
+func (w *workflow) server(name string, ref ServerRef) { w.ends.SetServer(name, ref) }
 
 // setTimeout records the command's --timeout.
-func (w *workflow) setTimeout(d time.Duration) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.timeout = d
-}
+func (w *workflow) setTimeout(d time.Duration) { w.ends.SetTimeout(d) }

@@ -12,10 +12,56 @@ import (
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
-// A server may not hold mcptask up (issue 20, class 7). A command's --timeout is one deadline
-// from the start of the command (ErrTimeout is its cause); without it a server's first
-// answer is still bounded by --connect-timeout (AnswerContext), paused while a person logs
-// in at the browser (auth.Clock).
+// How long mcptask waits, and for what (issue 20, class 7: a server may not hold mcptask up).
+//
+//   - --timeout, where a command has it, is one deadline that starts when the command starts
+//     (Deadline; ErrTimeout is its cause) and bounds everything after: connecting, TLS, OAuth (metadata,
+//     registration, refresh and an interactive login alike), the opening handshake, and the
+//     calls and follow after them. Reached, it exits 124.
+//   - Without it, a server's first answer is still bounded: --connect-timeout
+//     ($MCPTASK_CONNECT_TIMEOUT, default DefaultConnectTimeout, AnswerContext) bounds connecting and the
+//     opening (server/discover, initialize, OAuth discovery and refresh, a stdio child's
+//     handshake) and the one request of the commands that never wait (get, cancel without
+//     --wait, list --remote, result's first look). A person logging in at the browser pauses
+//     it (auth.Clock): that is their time, and the login has its own bound. A server silent
+//     past it ends the command with exit 1 and a message that names it and what was awaited.
+//   - A task being followed keeps its own per-poll bound (follow.DefaultRequestTimeout), and
+//     push streams are long-lived by design: neither is cut by --connect-timeout.
+
+// DefaultConnectTimeout bounds a server's first answer when the user set no other: long
+// enough for a cold start of a real server (a container, npx fetching a package), short
+// enough that a CI job does not hang on a server that accepted the connection and went
+// silent.
+const DefaultConnectTimeout = 30 * time.Second
+
+// Deadline is when a --timeout of d, counted from start, the start of the command, runs out
+// (zero: never). A zero start counts from now.
+func Deadline(start time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	if start.IsZero() {
+		start = time.Now()
+	}
+	return start.Add(d)
+}
+
+// WithDeadline returns ctx bounded by deadline (none when zero), with ErrTimeout as the cause.
+func WithDeadline(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if deadline.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadlineCause(ctx, deadline, ErrTimeout)
+}
+
+// Ask runs req, a wait for an answer of ref (what names it), bounded by d (--connect-timeout,
+// AnswerContext), and explains how the wait ended (AnswerErr).
+func Ask(ctx context.Context, d time.Duration, ref Ref, what string, req func(context.Context) error) error {
+	actx, stop := AnswerContext(ctx, d)
+	err := req(actx)
+	stop()
+	return AnswerErr(actx, ref, what, err)
+}
 
 // ErrTimeout is the cause of a context whose command --timeout ran out (exit 124).
 var ErrTimeout = errors.New("timeout reached")

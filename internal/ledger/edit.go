@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -150,4 +151,28 @@ func Completions(recs []state.Record, prefix string) []string {
 		out = append(out, r.TaskID+"\t"+desc)
 	}
 	return out
+}
+
+// Find reads the records of task id from st and picks the one a command means (Pick), on the
+// server key names (key is asked once the ledger is read; "" names none). It returns nil (no
+// error) when st has no usable record and the command has a server to ask instead
+// (haveServer, or a key). Several records and no key, or no record and no server, are usage
+// errors: the command line must say more.
+func Find(st *state.Store, id string, key func() (string, error), haveServer bool) (*state.Record, error) {
+	recs, err := st.Find(id)
+	if err != nil {
+		return nil, err
+	}
+	k, err := key()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := Pick(id, recs, k)
+	if err != nil { // several servers, none named
+		return nil, &exitcode.UsageError{Err: err}
+	}
+	if rec == nil && k == "" && !haveServer {
+		return nil, &exitcode.UsageError{Err: fmt.Errorf("task %s is not in the ledger (%s) and no server was given: add --server URL or --stdio 'command args'", id, st.Path())}
+	}
+	return rec, nil
 }

@@ -2,10 +2,12 @@ package ledger
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -104,5 +106,35 @@ func TestCompletions(t *testing.T) {
 	got := Completions([]state.Record{record("abc"), record("xyz"), bad}, "ab")
 	if len(got) != 1 || !strings.HasPrefix(got[0], "abc\tslow on ") || !strings.HasSuffix(got[0], "(working)") {
 		t.Fatalf("Completions = %q, want abc alone with its description", got)
+	}
+}
+
+// TestFind: the ledger's record when it has one, none when a server can be asked instead, and
+// a usage error when the command line must say more (two servers, or no record and no server).
+func TestFind(t *testing.T) {
+	st := state.Open(filepath.Join(t.TempDir(), "tasks.json"))
+	a, b := record("t"), record("t")
+	b.Server = state.Server{URL: "http://127.0.0.1:2/mcp"}
+	for _, r := range []state.Record{a, b, record("one")} {
+		if err := st.Put(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	none := func() (string, error) { return "", nil }
+	if r, err := Find(st, "one", none, false); err != nil || r == nil || r.TaskID != "one" {
+		t.Fatalf("Find of the only record = %+v, %v", r, err)
+	}
+	if r, err := Find(st, "t", func() (string, error) { return b.Server.Key(), nil }, true); err != nil || r == nil || r.Server.Key() != b.Server.Key() {
+		t.Fatalf("Find on b's server = %+v, %v", r, err)
+	}
+	var ue *exitcode.UsageError
+	if _, err := Find(st, "t", none, false); !errors.As(err, &ue) {
+		t.Fatalf("two servers, none named: %v, want a usage error", err)
+	}
+	if r, err := Find(st, "missing", none, true); r != nil || err != nil {
+		t.Fatalf("no record, a server to ask: %+v, %v; want none", r, err)
+	}
+	if _, err := Find(st, "missing", none, false); !errors.As(err, &ue) || !strings.Contains(err.Error(), "no server was given") {
+		t.Fatalf("no record and no server: %v, want a usage error saying so", err)
 	}
 }
