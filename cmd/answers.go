@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/follow/answerexec"
 	"github.com/mcptask/mcptask/internal/follow/answerflags"
@@ -69,7 +70,7 @@ func (a *AnswerFlags) answerer(given follow.Answers, stderr io.Writer) (follow.A
 
 // answerFlagErr makes answerflags' usage errors FlagErrors (exit 2, nothing sent).
 func answerFlagErr(err error) error {
-	if ue := (*answerflags.UsageError)(nil); errors.As(err, &ue) {
+	if ue := (*exitcode.UsageError)(nil); errors.As(err, &ue) {
 		return &FlagError{Err: ue.Err}
 	}
 	return err

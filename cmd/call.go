@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -232,7 +233,7 @@ func (opts *CallOptions) mrtr(e *follow.Engine, ref ServerRef, in callInputs, pr
 
 // argsErr makes toolargs' usage errors FlagErrors (exit 2, nothing sent).
 func argsErr(err error) error {
-	if ue := (*toolargs.UsageError)(nil); errors.As(err, &ue) {
+	if ue := (*exitcode.UsageError)(nil); errors.As(err, &ue) {
 		return &FlagError{Err: ue.Err}
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcptask/mcptask/internal/connect"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -43,7 +44,7 @@ func TestConnErrExitCodes(t *testing.T) {
 		err  error
 		want int
 	}{
-		{&connect.UsageError{Err: errors.New("x")}, ExitUsage},
+		{&exitcode.UsageError{Err: errors.New("x")}, ExitUsage},
 		{&connect.UntrustedRecordError{Rec: state.Record{TaskID: "t"}, Reason: errors.New("unsigned")}, ExitUsage},
 		{&connect.NoAnswerError{Server: "s", Waiting: "initialize"}, ExitFailure},
 		{&connect.TimeoutError{Msg: "timeout reached: s had not answered"}, ExitTimeout},

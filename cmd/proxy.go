@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/bridge"
 	"github.com/mcptask/mcptask/internal/config"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
@@ -173,7 +174,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		run.View = proxyView(f.IO, f.Getenv("NO_COLOR") != "")
 	}
 	code, err := proxy.Run(ctx, popts, run)
-	var ue *proxy.UsageError
+	var ue *exitcode.UsageError
 	switch {
 	case errors.As(err, &ue):
 		return &FlagError{Err: ue.Err}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcptask/mcptask/internal/bridge"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func bridgeOptions(opts *ProxyOptions, stderr io.Writer) (*proxy.BridgeOptions, 
 		// The proxy's stdin may be the host's stream: nothing is read from it.
 		return (&AnswerFlags{OnInput: mode}).parse(strings.NewReader(""), stderr)
 	})
-	if ue := (*bridge.UsageError)(nil); errors.As(err, &ue) {
+	if ue := (*exitcode.UsageError)(nil); errors.As(err, &ue) {
 		return nil, &FlagError{Err: ue.Err}
 	}
 	return b, err

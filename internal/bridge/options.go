@@ -1,23 +1,13 @@
 package bridge
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/proxy"
 )
-
-// UsageError is a bridge flag the user fixes (exit 2).
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
 
 // Flags are the bridge's flags of `mcptask proxy`.
 type Flags struct {
@@ -35,12 +25,12 @@ type Flags struct {
 func ProxyOptions(fl Flags, answerer func(onInput string) (follow.Answerer, error)) (*proxy.BridgeOptions, error) {
 	if !fl.On {
 		if fl.OnInput != "" {
-			return nil, usagef("--on-input applies to --bridge-tasks only: without it the host answers its own tasks' questions")
+			return nil, exitcode.Usagef("--on-input applies to --bridge-tasks only: without it the host answers its own tasks' questions")
 		}
 		return nil, nil
 	}
 	if fl.ProgressEvery < 100*time.Millisecond {
-		return nil, usagef("--bridge-progress %s: want at least 100ms", fl.ProgressEvery)
+		return nil, exitcode.Usagef("--bridge-progress %s: want at least 100ms", fl.ProgressEvery)
 	}
 	var onInput follow.Answerer
 	switch {
@@ -52,7 +42,7 @@ func ProxyOptions(fl Flags, answerer func(onInput string) (follow.Answerer, erro
 		}
 		onInput = ans
 	default:
-		return nil, usagef("--on-input %q: want fail, decline or exec:CMD (the proxy has no terminal to prompt on)", fl.OnInput)
+		return nil, exitcode.Usagef("--on-input %q: want fail, decline or exec:CMD (the proxy has no terminal to prompt on)", fl.OnInput)
 	}
 	return &proxy.BridgeOptions{ProgressEvery: fl.ProgressEvery, Follow: New(onInput)}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 )
 
@@ -52,9 +53,9 @@ func TestProxyOptions(t *testing.T) {
 		"want at least 100ms":            {On: true, ProgressEvery: 50 * time.Millisecond},
 		"no terminal to prompt on":       {On: true, OnInput: "prompt", ProgressEvery: time.Second},
 	} {
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if _, err := ProxyOptions(fl, answerer); !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%+v: %v, want a UsageError saying %q", fl, err, want)
+			t.Errorf("%+v: %v, want a exitcode.UsageError saying %q", fl, err, want)
 		}
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -91,17 +92,6 @@ type OAuth struct {
 	CallbackPort      int    `json:"callbackPort"`
 	// Issuer is the authorization server the client is registered at (--issuer).
 	Issuer string `json:"issuer"`
-}
-
-// UsageError is a problem the user fixes in a flag, a config file or the environment
-// (exit 2): a --config file that cannot be read, a ${VAR} that is unset.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // UntrustedError is the refusal to use a project entry the user has not trusted.
@@ -167,7 +157,7 @@ func Load(files []File, trusted func() ([]state.TrustedServer, error)) (*Set, er
 		data, err := os.ReadFile(file)
 		if err != nil {
 			if cf.Scope == Explicit {
-				return nil, usagef("--config %s: %v", file, err)
+				return nil, exitcode.Usagef("--config %s: %v", file, err)
 			}
 			continue
 		}
@@ -327,7 +317,7 @@ func (s Server) Target() string {
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// Expand replaces ${VAR} with the environment's value; an unset variable is a UsageError
+// Expand replaces ${VAR} with the environment's value; an unset variable is a exitcode.UsageError
 // naming it and where it was, rather than an empty header that fails later and mysteriously.
 func Expand(s, where string, getenv func(string) string) (string, error) {
 	var missing string
@@ -340,7 +330,7 @@ func Expand(s, where string, getenv func(string) string) (string, error) {
 		return v
 	})
 	if missing != "" {
-		return "", usagef("%s refers to ${%s}, which is empty or unset", where, missing)
+		return "", exitcode.Usagef("%s refers to ${%s}, which is empty or unset", where, missing)
 	}
 	return out, nil
 }
@@ -379,7 +369,7 @@ func (s Server) Resolve(getenv func(string) string) (Resolved, error) {
 		return r, nil
 	}
 	if s.Command == "" {
-		return r, usagef("server %q in %s has neither url nor command", s.Name, s.Source)
+		return r, exitcode.Usagef("server %q in %s has neither url nor command", s.Name, s.Source)
 	}
 	r.Argv = append([]string{s.Command}, s.Args...)
 	for k, v := range s.Env {
@@ -422,7 +412,7 @@ func (s Server) FillOAuth(dst *OAuthSettings, getenv func(string) string, validI
 		if dst.ClientSecretEnv == "" && o.ClientSecret != "" {
 			m := varRef.FindStringSubmatch(o.ClientSecret)
 			if m == nil || m[0] != o.ClientSecret {
-				return usagef("%s: clientSecret must be a ${VAR} reference, not the secret itself", where)
+				return exitcode.Usagef("%s: clientSecret must be a ${VAR} reference, not the secret itself", where)
 			}
 			dst.ClientSecretEnv = m[1]
 		}
@@ -432,7 +422,7 @@ func (s Server) FillOAuth(dst *OAuthSettings, getenv func(string) string, validI
 	}
 	if dst.Issuer == "" && o.Issuer != "" {
 		if validIssuer != nil && !validIssuer(o.Issuer) {
-			return usagef("%s: issuer %q is not an https:// URL", where, o.Issuer)
+			return exitcode.Usagef("%s: issuer %q is not an https:// URL", where, o.Issuer)
 		}
 		dst.Issuer = o.Issuer
 	}

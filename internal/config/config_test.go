@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
@@ -73,8 +74,8 @@ func TestLoadScopesAndShadowing(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Load([]File{{filepath.Join(dir, "nope.json"), Explicit}}, nil)
-	if !errors.As(err, new(*UsageError)) {
-		t.Fatalf("missing --config: %v, want a UsageError", err)
+	if !errors.As(err, new(*exitcode.UsageError)) {
+		t.Fatalf("missing --config: %v, want a exitcode.UsageError", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	write(t, bad, `{"mcpServers":`)
@@ -116,7 +117,7 @@ func TestResolveExpands(t *testing.T) {
 		t.Fatalf("a flag's client id was overridden: %+v", kept)
 	}
 	b, _ := set.Lookup("b")
-	if _, err := b.Resolve(getenv); !errors.As(err, new(*UsageError)) || !strings.Contains(err.Error(), "${MISSING}") {
+	if _, err := b.Resolve(getenv); !errors.As(err, new(*exitcode.UsageError)) || !strings.Contains(err.Error(), "${MISSING}") {
 		t.Fatalf("unset variable: %v", err)
 	}
 	c, _ := set.Lookup("c")

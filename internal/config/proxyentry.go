@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/shellquote"
 )
 
@@ -44,7 +45,7 @@ type ProxyEntry struct {
 func (set *Set) ProxyEntry(name string, o ProxyEntryOptions) (*ProxyEntry, error) {
 	src := set.Entry(name)
 	if src == nil {
-		return nil, usagef("--print-config %q: no server of that name in the config files; 'mcptask servers' lists them", name)
+		return nil, exitcode.Usagef("--print-config %q: no server of that name in the config files; 'mcptask servers' lists them", name)
 	}
 	// The entry as the file has it, so that fields mcptask does not know (cwd, type, …) stay.
 	var entry map[string]any
@@ -67,14 +68,14 @@ func (set *Set) ProxyEntry(name string, o ProxyEntryOptions) (*ProxyEntry, error
 		entry["args"] = append(append([]string{"proxy", "--host-stdio"}, o.Args...), "--server", src.URL)
 	case src.URL != "":
 		if o.Listen == "" {
-			return nil, usagef("server %q is an HTTP server: give --listen 127.0.0.1:PORT, the address the proxy will serve it on", name)
+			return nil, exitcode.Usagef("server %q is an HTTP server: give --listen 127.0.0.1:PORT, the address the proxy will serve it on", name)
 		}
 		entry["url"] = "http://" + o.Listen + "/mcp"
 		// The host's headers pass through the proxy unchanged, so they stay in the entry.
 		run := append([]string{"mcptask", "proxy", "--server", name, "--listen", o.Listen}, o.Args...)
 		out.Notes = append(out.Notes, "run the proxy with: "+shellquote.Join(run))
 	case src.Command == "":
-		return nil, usagef("server %q in %s has neither url nor command", name, src.Source)
+		return nil, exitcode.Usagef("server %q in %s has neither url nor command", name, src.Source)
 	default:
 		entry["command"] = o.Self
 		entry["args"] = append(append([]string{"proxy"}, o.Args...), "--stdio", shellquote.Join(append([]string{src.Command}, src.Args...)))

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcptask/mcptask/internal/exitcode"
 )
 
 // proxyEntrySet loads a real config file with a stdio, an HTTP and a broken server.
@@ -89,9 +91,9 @@ func TestProxyEntryHTTP(t *testing.T) {
 	if want := []string{"run the proxy with: mcptask proxy --server remote --listen 127.0.0.1:7070 --record '/tmp/a b.ndjson'"}; !reflect.DeepEqual(e.Notes, want) {
 		t.Errorf("notes = %q, want %q", e.Notes, want)
 	}
-	var ue *UsageError
+	var ue *exitcode.UsageError
 	if _, err := set.ProxyEntry("remote", ProxyEntryOptions{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "give --listen") {
-		t.Errorf("no --listen: %v, want a UsageError asking for --listen", err)
+		t.Errorf("no --listen: %v, want a exitcode.UsageError asking for --listen", err)
 	}
 }
 
@@ -116,10 +118,10 @@ func TestProxyEntryHostStdio(t *testing.T) {
 // errors.
 func TestProxyEntryErrors(t *testing.T) {
 	set := proxyEntrySet(t)
-	var ue *UsageError
+	var ue *exitcode.UsageError
 	for name, want := range map[string]string{"nope": "no server of that name", "empty": "neither url nor command"} {
 		if _, err := set.ProxyEntry(name, ProxyEntryOptions{Self: "mcptask"}); !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
-			t.Errorf("ProxyEntry(%s) = %v, want a UsageError saying %q", name, err, want)
+			t.Errorf("ProxyEntry(%s) = %v, want a exitcode.UsageError saying %q", name, err, want)
 		}
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
 )
 
 // ChooseProject picks the entries of the project's files called names, or, with all, every
 // one of them (`mcptask servers trust|untrust`). A name no project file defines is a
-// UsageError, one that only the user's own files define says it needs no trust.
+// exitcode.UsageError, one that only the user's own files define says it needs no trust.
 func (set *Set) ChooseProject(names []string, all bool) ([]Server, error) {
 	var chosen []Server
 	for _, name := range names {
@@ -27,10 +28,10 @@ func (set *Set) ChooseProject(names []string, all bool) ([]Server, error) {
 			chosen = append(chosen, s)
 		}
 		if !found && own != "" {
-			return nil, usagef("server %q comes from your own config %s, not from a project file; it needs no trust", name, own)
+			return nil, exitcode.Usagef("server %q comes from your own config %s, not from a project file; it needs no trust", name, own)
 		}
 		if !found {
-			return nil, usagef("no server %q in the project's config files (%s); 'mcptask servers' lists them", name, strings.Join(set.ProjectPaths(), ", "))
+			return nil, exitcode.Usagef("no server %q in the project's config files (%s); 'mcptask servers' lists them", name, strings.Join(set.ProjectPaths(), ", "))
 		}
 	}
 	if all {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/exitcode"
 )
 
 // TestTrustProjectServers: only project entries can be chosen for trust; trusting one pins
@@ -24,12 +26,12 @@ func TestTrustProjectServers(t *testing.T) {
 		return set
 	}
 	set := load()
-	var ue *UsageError
+	var ue *exitcode.UsageError
 	if _, err := set.ChooseProject([]string{"mine"}, false); !errors.As(err, &ue) || !strings.Contains(err.Error(), "needs no trust") {
-		t.Fatalf("choosing the user's own server = %v, want a UsageError saying it needs no trust", err)
+		t.Fatalf("choosing the user's own server = %v, want a exitcode.UsageError saying it needs no trust", err)
 	}
 	if _, err := set.ChooseProject([]string{"nosuch"}, false); !errors.As(err, &ue) || !strings.Contains(err.Error(), ".mcp.json") {
-		t.Fatalf("choosing an unknown server = %v, want a UsageError naming the project files", err)
+		t.Fatalf("choosing an unknown server = %v, want a exitcode.UsageError naming the project files", err)
 	}
 	all, err := set.ChooseProject(nil, true)
 	if err != nil || len(all) != 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cli/browser"
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -33,35 +34,35 @@ type AuthOptions struct {
 	Interactive bool
 }
 
-// Validate checks the values of the OAuth settings, before anything is sent: a UsageError
+// Validate checks the values of the OAuth settings, before anything is sent: a exitcode.UsageError
 // names the flag and what it wants.
 func (a AuthOptions) Validate() error {
 	switch a.Login {
 	case auth.LoginAuto, auth.LoginNever:
 	default:
-		return usagef("--login %q: want auto or never", a.Login)
+		return exitcode.Usagef("--login %q: want auto or never", a.Login)
 	}
 	switch a.Browser {
 	case auth.BrowserOpen, auth.BrowserPrint, auth.BrowserFollow:
 	default:
-		return usagef("--browser %q: want open, print or follow", a.Browser)
+		return exitcode.Usagef("--browser %q: want open, print or follow", a.Browser)
 	}
 	switch a.Store {
 	case auth.StoreAuto, auth.StoreKeyring, auth.StoreFile:
 	default:
-		return usagef("--auth-store %q: want auto, keyring or file", a.Store)
+		return exitcode.Usagef("--auth-store %q: want auto, keyring or file", a.Store)
 	}
 	if err := a.validateGrant(); err != nil {
 		return err
 	}
 	if a.CallbackPort < 0 || a.CallbackPort > 65535 {
-		return usagef("--callback-port %d is not a port", a.CallbackPort)
+		return exitcode.Usagef("--callback-port %d is not a port", a.CallbackPort)
 	}
 	if a.ClientMetadataURL != "" && !strings.HasPrefix(a.ClientMetadataURL, "https://") {
-		return usagef("--client-metadata-url %q: a Client ID Metadata Document URL is https://", a.ClientMetadataURL)
+		return exitcode.Usagef("--client-metadata-url %q: a Client ID Metadata Document URL is https://", a.ClientMetadataURL)
 	}
 	if a.Issuer != "" && !auth.ValidIssuer(a.Issuer) {
-		return usagef("--issuer %q: an issuer is an https:// URL (http:// only on a loopback address), as the authorization server's metadata states it", a.Issuer)
+		return exitcode.Usagef("--issuer %q: an issuer is an https:// URL (http:// only on a loopback address), as the authorization server's metadata states it", a.Issuer)
 	}
 	return nil
 }
@@ -72,13 +73,13 @@ func (a AuthOptions) validateGrant() error {
 	case "", "authorization-code":
 	case "client-credentials":
 		if a.ClientID == "" {
-			return usagef("--grant client-credentials needs --client-id")
+			return exitcode.Usagef("--grant client-credentials needs --client-id")
 		}
 		if a.ClientSecretEnv == "" && a.ClientKeyFile == "" {
-			return usagef("--grant client-credentials needs --client-secret-env VAR or --client-key-file FILE")
+			return exitcode.Usagef("--grant client-credentials needs --client-secret-env VAR or --client-key-file FILE")
 		}
 	default:
-		return usagef("--grant %q: want client-credentials (or leave it unset for a browser login)", a.Grant)
+		return exitcode.Usagef("--grant %q: want client-credentials (or leave it unset for a browser login)", a.Grant)
 	}
 	return nil
 }
@@ -90,15 +91,15 @@ func (a AuthOptions) Check(getenv func(string) string) error {
 		return err
 	}
 	if a.ClientSecretEnv != "" && getenv(a.ClientSecretEnv) == "" {
-		return usagef("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+		return exitcode.Usagef("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
 	}
 	if a.ClientKeyFile != "" {
 		data, err := os.ReadFile(a.ClientKeyFile)
 		if err != nil {
-			return usagef("--client-key-file: %v", err)
+			return exitcode.Usagef("--client-key-file: %v", err)
 		}
 		if _, err := auth.ParseClientKey(data); err != nil {
-			return usagef("--client-key-file %s: %v", a.ClientKeyFile, err)
+			return exitcode.Usagef("--client-key-file %s: %v", a.ClientKeyFile, err)
 		}
 	}
 	return nil
@@ -206,7 +207,7 @@ func (c *Connector) AuthSession(ref Ref) (*auth.Session, error) {
 	if a.ClientSecretEnv != "" {
 		cfg.ClientSecret = c.env.Getenv(a.ClientSecretEnv)
 		if cfg.ClientSecret == "" {
-			return nil, usagef("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
+			return nil, exitcode.Usagef("--client-secret-env %s: that environment variable is empty or unset", a.ClientSecretEnv)
 		}
 	}
 	if a.Grant == "client-credentials" {
@@ -215,11 +216,11 @@ func (c *Connector) AuthSession(ref Ref) (*auth.Session, error) {
 	if a.ClientKeyFile != "" {
 		data, err := os.ReadFile(a.ClientKeyFile)
 		if err != nil {
-			return nil, usagef("--client-key-file: %v", err)
+			return nil, exitcode.Usagef("--client-key-file: %v", err)
 		}
 		key, err := auth.ParseClientKey(data)
 		if err != nil {
-			return nil, usagef("--client-key-file %s: %v", a.ClientKeyFile, err)
+			return nil, exitcode.Usagef("--client-key-file %s: %v", a.ClientKeyFile, err)
 		}
 		cfg.ClientKey = key
 	}

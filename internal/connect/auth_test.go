@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/exitcode"
 )
 
 // keyFile writes a PEM EC private key to a file and returns its path.
@@ -33,7 +34,7 @@ func keyFile(t *testing.T) string {
 	return p
 }
 
-// TestAuthOptionsCheck: every OAuth setting that cannot work is a UsageError naming its
+// TestAuthOptionsCheck: every OAuth setting that cannot work is a exitcode.UsageError naming its
 // flag, found before anything is sent; settings that can work pass.
 func TestAuthOptionsCheck(t *testing.T) {
 	ok := AuthOptions{Login: auth.LoginAuto, Browser: auth.BrowserOpen, Store: auth.StoreAuto}
@@ -68,12 +69,12 @@ func TestAuthOptionsCheck(t *testing.T) {
 		a := ok
 		tc.edit(&a)
 		err := a.Check(getenv)
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.want != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: %v, want a UsageError with %q", tc.name, err, tc.want)
+			t.Errorf("%s: %v, want a exitcode.UsageError with %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/exitcode"
 )
 
-// TestOptionsCheck refuses what a flag got wrong, as a UsageError naming the flag, before
+// TestOptionsCheck refuses what a flag got wrong, as a exitcode.UsageError naming the flag, before
 // anything is sent.
 func TestOptionsCheck(t *testing.T) {
 	getenv := func(string) string { return "" }
@@ -28,12 +29,12 @@ func TestOptionsCheck(t *testing.T) {
 		{Options{Protocol: "auto"}, "--login"},
 	} {
 		err := tc.o.Check(getenv)
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("Check(%+v) = %v, want nil", tc.o, err)
 		case tc.want != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("Check(%+v) = %v, want a UsageError with %q", tc.o, err, tc.want)
+			t.Errorf("Check(%+v) = %v, want a exitcode.UsageError with %q", tc.o, err, tc.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -75,7 +76,7 @@ func TestRecordSecretsFromNow(t *testing.T) {
 	rec := &state.Record{TaskID: "t1", Server: state.Server{URL: "http://127.0.0.1:1/mcp", HeaderNames: []string{"X-Api-Key"}}}
 	c.Sign(rec)
 	_, _, err := c.Record(context.Background(), rec, rpc.ClientOptions{})
-	var ue *UsageError
+	var ue *exitcode.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "X-Api-Key") {
 		t.Fatalf("a record with a header, none given: %v, want a usage error naming it", err)
 	}
@@ -135,9 +136,9 @@ func TestNewRefRefuses(t *testing.T) {
 		{"both", Target{Server: "https://example.com/mcp", Stdio: "srv"}, ""},
 	} {
 		_, _, err := NewRef(tc.t, none)
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if !errors.As(err, &ue) {
-			t.Errorf("%s: %v, want a UsageError", tc.name, err)
+			t.Errorf("%s: %v, want a exitcode.UsageError", tc.name, err)
 			continue
 		}
 		if tc.leak != "" && strings.Contains(err.Error(), tc.leak) {

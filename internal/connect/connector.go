@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/auth"
 	"github.com/mcptask/mcptask/internal/check"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -318,7 +319,7 @@ func (c *Connector) Recorder() (*Recording, error) {
 		path := c.opts().Record
 		file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			c.recErr = usagef("--record %s: %v", path, err)
+			c.recErr = exitcode.Usagef("--record %s: %v", path, err)
 			return
 		}
 		r := &Recording{file: file}

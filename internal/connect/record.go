@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -123,7 +124,7 @@ func (c *Connector) recordURL(rec *state.Record) (string, error) {
 	if g := c.opts().Server; g != "" && redact.URL(g) == u {
 		return g, nil
 	}
-	return "", usagef("task %s was created on %s, whose credential the ledger does not keep; give the full URL again with --server (or MCPTASK_SERVER)", rec.TaskID, u)
+	return "", exitcode.Usagef("task %s was created on %s, whose credential the ledger does not keep; give the full URL again with --server (or MCPTASK_SERVER)", rec.TaskID, u)
 }
 
 // recordHeaders rebuilds the secret headers of a record from the current flags and
@@ -140,14 +141,14 @@ func (c *Connector) recordHeaders(rec *state.Record) (http.Header, error) {
 	for _, name := range rec.Server.HeaderNames {
 		v := given.Values(name)
 		if len(v) == 0 {
-			return nil, usagef("task %s was created with --header %q; give it again (mcptask never stores header values)", rec.TaskID, name+": …")
+			return nil, exitcode.Usagef("task %s was created with --header %q; give it again (mcptask never stores header values)", rec.TaskID, name+": …")
 		}
 		hdr[http.CanonicalHeaderKey(name)] = v
 	}
 	if rec.Server.BearerEnv != "" {
 		tok := c.env.Getenv(rec.Server.BearerEnv)
 		if tok == "" {
-			return nil, usagef("task %s was created with --bearer-env %s, which is now empty or unset; export it again", rec.TaskID, rec.Server.BearerEnv)
+			return nil, exitcode.Usagef("task %s was created with --bearer-env %s, which is now empty or unset; export it again", rec.TaskID, rec.Server.BearerEnv)
 		}
 		hdr.Set("Authorization", "Bearer "+tok)
 	}

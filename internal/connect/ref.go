@@ -6,7 +6,7 @@
 //
 // Nothing here prints but warnings, and nothing knows flags or commands: what a run asked for
 // comes in as Options, and problems the user fixes (a missing header, an unset variable) come
-// back as UsageError, which the command layer maps to exit 2.
+// back as exitcode.UsageError, which the command layer maps to exit 2.
 package connect
 
 import (
@@ -19,20 +19,10 @@ import (
 	"strings"
 
 	"github.com/mcptask/mcptask/internal/auth"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/state"
 )
-
-// UsageError is a problem the user fixes in a flag or the environment (exit 2); nothing was
-// sent when it is returned.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
 
 // Ref says how a server was reached, without any secret: it is what a task record keeps so
 // that the task can be found again.
@@ -108,25 +98,25 @@ type Target struct {
 func NewRef(t Target, getenv func(string) string) (ref Ref, hdr http.Header, err error) {
 	switch {
 	case t.Server != "" && t.Stdio != "":
-		return ref, nil, usagef("give either --server or --stdio, not both")
+		return ref, nil, exitcode.Usagef("give either --server or --stdio, not both")
 	case t.Server == "" && t.Stdio == "":
-		return ref, nil, usagef("no server: give --server URL or --stdio 'command args' (or set MCPTASK_SERVER)")
+		return ref, nil, exitcode.Usagef("no server: give --server URL or --stdio 'command args' (or set MCPTASK_SERVER)")
 	case t.Server != "":
 		u, err := url.Parse(t.Server)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return ref, nil, usagef("--server %q is not an http:// or https:// URL", t.Server)
+			return ref, nil, exitcode.Usagef("--server %q is not an http:// or https:// URL", t.Server)
 		}
 		if u.User != nil {
-			return ref, nil, usagef("--server URL must not carry credentials; use --bearer-env or --header")
+			return ref, nil, exitcode.Usagef("--server URL must not carry credentials; use --bearer-env or --header")
 		}
 		ref.URL = t.Server
 	default:
 		argv, err := SplitCommand(t.Stdio)
 		if err != nil {
-			return ref, nil, usagef("--stdio: %v", err)
+			return ref, nil, exitcode.Usagef("--stdio: %v", err)
 		}
 		if len(argv) == 0 {
-			return ref, nil, usagef("--stdio needs a command")
+			return ref, nil, exitcode.Usagef("--stdio needs a command")
 		}
 		ref.Argv = argv
 		ref.Dir = t.Dir
@@ -140,10 +130,10 @@ func NewRef(t Target, getenv func(string) string) (ref Ref, hdr http.Header, err
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-			return ref, nil, usagef("--header %q: want 'Name: value'", redactHeaderArg(h))
+			return ref, nil, exitcode.Usagef("--header %q: want 'Name: value'", redactHeaderArg(h))
 		}
 		if strings.ContainsAny(value, "\r\n") {
-			return ref, nil, usagef("--header %s: value must not contain a line break", name)
+			return ref, nil, exitcode.Usagef("--header %s: value must not contain a line break", name)
 		}
 		hdr.Add(name, strings.TrimSpace(value))
 		ref.HeaderNames = append(ref.HeaderNames, http.CanonicalHeaderKey(name))
@@ -151,13 +141,13 @@ func NewRef(t Target, getenv func(string) string) (ref Ref, hdr http.Header, err
 	if t.BearerEnv != "" {
 		tok := getenv(t.BearerEnv)
 		if tok == "" {
-			return ref, nil, usagef("--bearer-env %s: that environment variable is empty or unset", t.BearerEnv)
+			return ref, nil, exitcode.Usagef("--bearer-env %s: that environment variable is empty or unset", t.BearerEnv)
 		}
 		hdr.Set("Authorization", "Bearer "+tok)
 		ref.BearerEnv = t.BearerEnv
 	}
 	if ref.Argv != nil && len(hdr) > 0 {
-		return ref, nil, usagef("--header and --bearer-env apply to --server only, not --stdio")
+		return ref, nil, exitcode.Usagef("--header and --bearer-env apply to --server only, not --stdio")
 	}
 	return ref, hdr, nil
 }

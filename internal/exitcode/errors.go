@@ -1,10 +1,18 @@
 package exitcode
 
+import "fmt"
+
 // UsageError is a usage error: a bad flag, argument or input; nothing was sent. It exits 2.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError: every package that finds a problem the user fixes in a flag,
+// an argument or the environment says so with it, and nothing else decides exit 2.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
 
 // Error carries a chosen exit code. With Silent set, the output has already explained the
 // failure and nothing more is printed.

@@ -55,7 +55,7 @@ type Call struct {
 	// Pairs are arguments given as key=value (call --arg), typed from the tool's inputSchema
 	// (one tools/list, through Guard) and set into Params.Arguments before the call; they win
 	// over what Arguments held for their key. A value of the wrong type is a
-	// *toolargs.UsageError, and nothing is called.
+	// *exitcode.UsageError, and nothing is called.
 	Pairs []toolargs.Pair
 	Guard Guard
 	// Answerer gives the answers given on the command line; it goes first.

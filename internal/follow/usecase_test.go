@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
@@ -135,7 +136,7 @@ func TestCallToolTypesArgs(t *testing.T) {
 		Params: rpc.CallParams{Name: "sleep"},
 		Pairs:  []toolargs.Pair{{Key: "steps", Value: "many"}},
 	})
-	var ue *toolargs.UsageError
+	var ue *exitcode.UsageError
 	if !errors.As(err, &ue) || countOf(rec.Methods(), "tools/call") != 1 {
 		t.Fatalf("err %v, methods %v; want a UsageError and no second tools/call", err, rec.Methods())
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/toolargs"
 )
 
 // Called is what call shows of a tools/call of tool that started no task (as Describe): its
@@ -28,7 +27,7 @@ func Called(tool string, res *rpc.CallResult, era rpc.Era, server string) (*Enve
 func CallFailed(tool string, err error, timedOut bool, timeout time.Duration) (int, error) {
 	var ce *follow.CallError
 	var ae *follow.AnswerError
-	var ue *toolargs.UsageError
+	var ue *exitcode.UsageError
 	switch {
 	case errors.Is(err, follow.ErrNoInput):
 		return exitcode.InputRequired, fmt.Errorf("tool %s needs input and none was given; nothing was started", tool)

@@ -11,7 +11,6 @@ import (
 	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
-	"github.com/mcptask/mcptask/internal/toolargs"
 )
 
 func TestCalled(t *testing.T) {
@@ -39,7 +38,7 @@ func TestCallFailed(t *testing.T) {
 		say      string
 	}{
 		{"no input", follow.ErrNoInput, false, exitcode.InputRequired, "tool t needs input and none was given"},
-		{"bad --arg", fmt.Errorf("type: %w", &toolargs.UsageError{Err: errors.New("--arg n=x: the tool wants a number")}), false, exitcode.Usage, "--arg n=x"},
+		{"bad --arg", fmt.Errorf("type: %w", &exitcode.UsageError{Err: errors.New("--arg n=x: the tool wants a number")}), false, exitcode.Usage, "--arg n=x"},
 		{"bad answer", &follow.AnswerError{Key: "k", Err: errors.New("bad")}, false, exitcode.Usage, "answer k"},
 		{"tools/list failed", errors.New("refused"), false, 0, "refused"},
 		{"retry failed", &follow.CallError{Tool: "t", Round: 1, Err: errors.New("gone")}, true, 0, "call t: gone"},

@@ -44,12 +44,11 @@ func ExitCode(ctx context.Context, err error) int {
 }
 
 // Typed gives the errors of internal/connect and internal/config their exit codes: a usage
-// problem is a UsageError, a record or project entry not trusted exits 2 without the usage
+// problem is the UsageError it wraps, a record or project entry not trusted exits 2 without the usage
 // hint, a server silent past --connect-timeout exits 1 and --timeout reached exits 124. Any
 // other err comes back as it is.
 func Typed(err error) error {
-	var ue *connect.UsageError
-	var ce *config.UsageError
+	var ue *exitcode.UsageError
 	var ur *connect.UntrustedRecordError
 	var ut *config.UntrustedError
 	var na *connect.NoAnswerError
@@ -59,8 +58,6 @@ func Typed(err error) error {
 		return nil
 	case errors.As(err, &ue):
 		return &exitcode.UsageError{Err: ue.Err}
-	case errors.As(err, &ce):
-		return &exitcode.UsageError{Err: ce.Err}
 	case errors.As(err, &ur), errors.As(err, &ut):
 		return &exitcode.Error{Code: exitcode.Usage, Err: err}
 	case errors.As(err, &na):

@@ -14,23 +14,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/shellquote"
 	"github.com/mcptask/mcptask/internal/state"
 )
-
-// UsageError is a problem the user fixes in a flag (exit 2): a --listen that is no address, a
-// flag that does not fit the proxy's shape. Nothing was served when it is returned.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
 
 // RunOptions say which proxy Run serves and where its output goes.
 type RunOptions struct {
@@ -87,13 +77,13 @@ const stdioBackendURL = "http://stdio-server/mcp"
 // Run serves the proxy described by r, with the bookkeeping o, until ctx ends (an HTTP proxy,
 // or the user quits its view), or the host or the server ends a stdio one. code is the exit
 // code of a stdio server (0 otherwise). o.OnEvent is set by Run. Problems with the flags come
-// back as UsageError.
+// back as exitcode.UsageError.
 func Run(ctx context.Context, o Options, r RunOptions) (code int, err error) {
 	switch {
 	case r.HostStdio && r.Listen != "":
-		return 0, usagef("--host-stdio serves the host on stdin and stdout: drop --listen")
+		return 0, exitcode.Usagef("--host-stdio serves the host on stdin and stdout: drop --listen")
 	case r.HostStdio && r.URL == "":
-		return 0, usagef("--host-stdio reaches an HTTP server: give --server URL (or the name of an HTTP server in a config file)")
+		return 0, exitcode.Usagef("--host-stdio reaches an HTTP server: give --server URL (or the name of an HTTP server in a config file)")
 	}
 	if r.Ledger != nil {
 		o.Ledger = ledger.New(r.Ledger, ledger.Options{Sign: r.Sign}) // its failures become notices
@@ -178,7 +168,7 @@ func serveHTTP(ctx context.Context, o Options, r RunOptions, upstream http.Round
 	handler, err := p.Handler(HTTPOptions{Upstream: r.URL, Header: r.Header, Insecure: r.Insecure,
 		AllowedHosts: r.AllowedHosts, AllowedOrigins: r.AllowedOrigins, Transport: upstream})
 	if err != nil {
-		return &UsageError{Err: err}
+		return &exitcode.UsageError{Err: err}
 	}
 	srv := NewServer(handler, ServerOptions{})
 	served := make(chan error, 1)
@@ -214,7 +204,7 @@ func Listen(addr string, warn io.Writer) (net.Listener, error) {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, usagef("--listen %q: want HOST:PORT, such as 127.0.0.1:7070", addr)
+		return nil, exitcode.Usagef("--listen %q: want HOST:PORT, such as 127.0.0.1:7070", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

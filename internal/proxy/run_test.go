@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
 )
@@ -190,9 +191,9 @@ func TestRunUsageErrors(t *testing.T) {
 	} {
 		r.Stderr = &lockedBuffer{}
 		_, err := Run(t.Context(), Options{}, r)
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), name) {
-			t.Errorf("%+v: %v, want a UsageError saying %q", r, err, name)
+			t.Errorf("%+v: %v, want a exitcode.UsageError saying %q", r, err, name)
 		}
 	}
 }

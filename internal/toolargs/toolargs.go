@@ -8,23 +8,13 @@ package toolargs
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/mcptask/mcptask/internal/exitcode"
 )
-
-// UsageError is arguments the user fixes (bad JSON, a value of the wrong type); nothing was
-// sent when it is returned. The command layer maps it to exit 2.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
 
 // MaxStdin bounds what --args @- reads from stdin.
 const MaxStdin = 64 << 20
@@ -48,21 +38,21 @@ func ParseJSON(s string, stdin io.Reader) (map[string]any, error) {
 			src = "--args " + s
 		}
 		if err != nil {
-			return nil, usagef("%s: %v", src, err)
+			return nil, exitcode.Usagef("%s: %v", src, err)
 		}
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, usagef("%s is not valid JSON: %v", src, err)
+		return nil, exitcode.Usagef("%s is not valid JSON: %v", src, err)
 	}
 	if dec.More() {
-		return nil, usagef("%s holds more than one JSON value", src)
+		return nil, exitcode.Usagef("%s holds more than one JSON value", src)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, usagef("%s must be a JSON object like '{\"key\": \"value\"}', not %s", src, jsonKind(v))
+		return nil, exitcode.Usagef("%s must be a JSON object like '{\"key\": \"value\"}', not %s", src, jsonKind(v))
 	}
 	return obj, nil
 }
@@ -92,7 +82,7 @@ func ParsePairs(pairs []string) ([]Pair, error) {
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
-			return nil, usagef("--arg %q: want key=value", p)
+			return nil, exitcode.Usagef("--arg %q: want key=value", p)
 		}
 		out = append(out, Pair{k, v})
 	}
@@ -128,25 +118,25 @@ func typed(k, v, typ string) (any, error) {
 	case "integer":
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, usagef("--arg %s=%s: the tool wants an integer", k, v)
+			return nil, exitcode.Usagef("--arg %s=%s: the tool wants an integer", k, v)
 		}
 		return n, nil
 	case "number":
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return nil, usagef("--arg %s=%s: the tool wants a number", k, v)
+			return nil, exitcode.Usagef("--arg %s=%s: the tool wants a number", k, v)
 		}
 		return n, nil
 	case "boolean":
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, usagef("--arg %s=%s: the tool wants true or false", k, v)
+			return nil, exitcode.Usagef("--arg %s=%s: the tool wants true or false", k, v)
 		}
 		return b, nil
 	case "object", "array":
 		var x any
 		if err := json.Unmarshal([]byte(v), &x); err != nil {
-			return nil, usagef("--arg %s: the tool wants JSON (%s): %v", k, typ, err)
+			return nil, exitcode.Usagef("--arg %s: the tool wants JSON (%s): %v", k, typ, err)
 		}
 		return x, nil
 	case "":

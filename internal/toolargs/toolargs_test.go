@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcptask/mcptask/internal/exitcode"
 )
 
 func TestParseJSON(t *testing.T) {
@@ -43,9 +45,9 @@ func TestParseJSONUsageErrors(t *testing.T) {
 		"@-":                   "--args @- (stdin) is not valid JSON",
 	} {
 		_, err := ParseJSON(in, strings.NewReader(""))
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseJSON(%q) = %v; want a UsageError containing %q", in, err, want)
+			t.Errorf("ParseJSON(%q) = %v; want a exitcode.UsageError containing %q", in, err, want)
 		}
 	}
 }
@@ -57,9 +59,9 @@ func TestParsePairs(t *testing.T) {
 		t.Fatalf("ParsePairs = %v, %v; want %v", got, err, want)
 	}
 	for _, bad := range []string{"novalue", "=v"} {
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if _, err := ParsePairs([]string{bad}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "want key=value") {
-			t.Errorf("ParsePairs(%q) = %v; want a UsageError", bad, err)
+			t.Errorf("ParsePairs(%q) = %v; want a exitcode.UsageError", bad, err)
 		}
 	}
 }
@@ -112,9 +114,9 @@ func TestTypeWrongValues(t *testing.T) {
 		{Pair{"a", "x"}, "--arg a: the tool wants JSON (array)"},
 	} {
 		err := Type(map[string]any{}, []Pair{tc.p}, json.RawMessage(schema))
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Type(%v) = %v; want a UsageError %q", tc.p, err, tc.want)
+			t.Errorf("Type(%v) = %v; want a exitcode.UsageError %q", tc.p, err, tc.want)
 		}
 	}
 }

@@ -12,12 +12,12 @@ package answerflags
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/mcptask/mcptask/internal/connect"
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/follow/answerexec"
 )
@@ -27,17 +27,6 @@ const ExecPrefix = "exec:"
 
 // MaxStdin bounds what --answers - and --answer KEY=@- read from stdin.
 const MaxStdin = 16 << 20
-
-// UsageError is a flag value the user fixes (bad JSON, a missing file, an unknown mode);
-// nothing was sent when it is returned. The command layer maps it to exit 2.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
 
 // Flags are the values of one command's answer flags.
 type Flags struct {
@@ -62,14 +51,14 @@ func (a Flags) Mode(tty bool) (string, error) {
 		return a.OnInput, nil
 	case "prompt":
 		if !tty {
-			return "", usagef("--on-input prompt needs a terminal with a person at it (stdin and stdout are terminals, TERM is not dumb, CI and MCPTASK_NO_TUI are unset, no --json); use --answer, or --on-input fail|decline|exec:CMD")
+			return "", exitcode.Usagef("--on-input prompt needs a terminal with a person at it (stdin and stdout are terminals, TERM is not dumb, CI and MCPTASK_NO_TUI are unset, no --json); use --answer, or --on-input fail|decline|exec:CMD")
 		}
 		return "prompt", nil
 	}
 	if strings.HasPrefix(a.OnInput, ExecPrefix) {
 		return "exec", nil
 	}
-	return "", usagef("--on-input %q: want fail, decline, prompt or exec:CMD", a.OnInput)
+	return "", exitcode.Usagef("--on-input %q: want fail, decline, prompt or exec:CMD", a.OnInput)
 }
 
 // None reports that nothing answers questions: no --answer, no --answers, no program.
@@ -79,14 +68,14 @@ func (a Flags) None() bool {
 
 // Given reads the answers given up front, with "*" for --on-input decline; nil when there are
 // none. --answers and --answer read "-" (or @-) from stdin. Bad JSON, a missing file or an
-// unknown --on-input is a UsageError naming the key or the flag.
+// unknown --on-input is a exitcode.UsageError naming the key or the flag.
 func (a Flags) Given(stdin io.Reader) (follow.Answers, error) {
 	set := follow.Answers{}
 	switch a.OnInput {
 	case "", "fail", "decline", "prompt":
 	default:
 		if !strings.HasPrefix(a.OnInput, ExecPrefix) {
-			return nil, usagef("--on-input %q: want fail, decline, prompt or exec:CMD", a.OnInput)
+			return nil, exitcode.Usagef("--on-input %q: want fail, decline, prompt or exec:CMD", a.OnInput)
 		}
 	}
 	if a.OnInput == "decline" {
@@ -96,11 +85,11 @@ func (a Flags) Given(stdin io.Reader) (follow.Answers, error) {
 	if a.Answers != "" {
 		data, err := readArg(a.Answers, stdin)
 		if err != nil {
-			return nil, usagef("--answers %s: %v", a.Answers, err)
+			return nil, exitcode.Usagef("--answers %s: %v", a.Answers, err)
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, usagef("--answers %s must be a JSON object of key -> response: %v", a.Answers, err)
+			return nil, exitcode.Usagef("--answers %s must be a JSON object of key -> response: %v", a.Answers, err)
 		}
 		for k, v := range m {
 			set[k] = v
@@ -109,17 +98,17 @@ func (a Flags) Given(stdin io.Reader) (follow.Answers, error) {
 	for _, kv := range a.Answer {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usagef("--answer %q: want KEY=JSON or KEY=@file.json", kv)
+			return nil, exitcode.Usagef("--answer %q: want KEY=JSON or KEY=@file.json", kv)
 		}
 		data := []byte(v)
 		if strings.HasPrefix(v, "@") {
 			var err error
 			if data, err = readArg(v[1:], stdin); err != nil {
-				return nil, usagef("--answer %s: %v", k, err)
+				return nil, exitcode.Usagef("--answer %s: %v", k, err)
 			}
 		}
 		if !json.Valid(data) {
-			return nil, usagef("--answer %s: the value is not valid JSON (quote strings: --answer %s='\"text\"')", k, k)
+			return nil, exitcode.Usagef("--answer %s: the value is not valid JSON (quote strings: --answer %s='\"text\"')", k, k)
 		}
 		set[k] = json.RawMessage(data)
 	}
@@ -137,7 +126,7 @@ func readArg(name string, stdin io.Reader) ([]byte, error) {
 }
 
 // Program is the program of --on-input exec:CMD, its stderr going to stderr; nil without one.
-// A command line that does not split into a program is a UsageError.
+// A command line that does not split into a program is a exitcode.UsageError.
 func (a Flags) Program(stderr io.Writer) (*answerexec.Exec, error) {
 	command, ok := strings.CutPrefix(a.OnInput, ExecPrefix)
 	if !ok {
@@ -148,11 +137,11 @@ func (a Flags) Program(stderr io.Writer) (*answerexec.Exec, error) {
 		err = errors.New("no program given")
 	}
 	if err != nil {
-		return nil, usagef("--on-input %q: %v", a.OnInput, err)
+		return nil, exitcode.Usagef("--on-input %q: %v", a.OnInput, err)
 	}
 	x, err := answerexec.New(command, argv)
 	if err != nil {
-		return nil, usagef("--on-input %q: %v", a.OnInput, err)
+		return nil, exitcode.Usagef("--on-input %q: %v", a.OnInput, err)
 	}
 	x.Stderr = stderr
 	return x, nil

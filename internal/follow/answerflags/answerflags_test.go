@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 )
 
@@ -31,9 +32,9 @@ func TestMode(t *testing.T) {
 	} {
 		got, err := Flags{OnInput: tc.onInput}.Mode(tc.tty)
 		if tc.err != "" {
-			var ue *UsageError
+			var ue *exitcode.UsageError
 			if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), tc.err) {
-				t.Errorf("Mode(%q, tty %v) = %q, %v; want a UsageError %q", tc.onInput, tc.tty, got, err, tc.err)
+				t.Errorf("Mode(%q, tty %v) = %q, %v; want a exitcode.UsageError %q", tc.onInput, tc.tty, got, err, tc.err)
 			}
 			continue
 		}
@@ -106,9 +107,9 @@ func TestGivenUsageErrors(t *testing.T) {
 		{Flags{OnInput: "maybe"}, `--on-input "maybe": want fail`},
 	} {
 		_, err := tc.f.Given(strings.NewReader("[1]"))
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("%+v.Given = %v; want a UsageError %q", tc.f, err, tc.want)
+			t.Errorf("%+v.Given = %v; want a exitcode.UsageError %q", tc.f, err, tc.want)
 		}
 	}
 }
@@ -118,9 +119,9 @@ func TestProgramAndJoin(t *testing.T) {
 		t.Errorf("Program without exec = %v, %v; want nil, nil", x, err)
 	}
 	for _, bad := range []string{"exec:", "exec:   ", `exec:'unclosed`} {
-		var ue *UsageError
+		var ue *exitcode.UsageError
 		if _, err := (Flags{OnInput: bad}).Program(nil); !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "--on-input ") {
-			t.Errorf("Program(%q) = %v; want a UsageError naming --on-input", bad, err)
+			t.Errorf("Program(%q) = %v; want a exitcode.UsageError naming --on-input", bad, err)
 		}
 	}
 	var stderr bytes.Buffer
