@@ -11,6 +11,7 @@ import (
 	"github.com/mcptask/mcptask/internal/bridge"
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/exitcode"
+	"github.com/mcptask/mcptask/internal/iostreams"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
@@ -139,7 +140,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 		return flagErrorf("--protocol does not apply to the proxy: the host and the server negotiate, the proxy only watches")
 	}
 	// The proxy's lines, the server's stderr and the record come from several goroutines.
-	errOut := &lockedWriter{w: f.IO.ErrOut}
+	errOut := iostreams.NewLocked(f.IO.ErrOut)
 	popts := proxy.Options{Server: toServer(ref), Secret: ref.HeaderNames, Redact: f.redactor()}
 	run := proxy.RunOptions{URL: ref.URL, Argv: ref.Argv, Dir: ref.Dir, Header: hdr, Insecure: f.Global.Insecure,
 		Listen: opts.Listen, AllowedHosts: opts.AllowedHosts, AllowedOrigins: opts.AllowedOrigins,
@@ -156,7 +157,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 			return flagErrorf("--record %s: %v", f.Global.Record, err)
 		}
 		defer func() { _ = file.Sync(); _ = file.Close() }()
-		popts.Record = &lockedWriter{w: file}
+		popts.Record = iostreams.NewLocked(file)
 	}
 	if f.Global.Trace {
 		popts.Trace = errOut

@@ -3,11 +3,11 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
 
+	"github.com/mcptask/mcptask/internal/iostreams"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -17,30 +17,10 @@ import (
 // off the stream before they reach the host. Writes to either side go through a lock, so that
 // a line of the proxy's never lands in the middle of a line of the relay's.
 
-// lockedWriter serialises whole writes to a stream shared by the relay and the bridge.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// writeLine writes one newline-delimited frame.
-func (l *lockedWriter) writeLine(msg []byte) error {
-	b := make([]byte, 0, len(msg)+1)
-	b = append(append(b, msg...), '\n')
-	_, err := l.Write(b)
-	return err
-}
-
 // stdioLink is a stdio host's side of the bridge.
 type stdioLink struct {
 	h      *host
-	toHost *lockedWriter
+	toHost *iostreams.Locked
 	up     *stdioUpstream
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -50,14 +30,14 @@ func (l *stdioLink) send(msg []byte) error {
 	if l.ctx.Err() != nil {
 		return errHostGone
 	}
-	return l.toHost.writeLine(msg)
+	return l.toHost.WriteLine(msg)
 }
 
 // stdioUpstream is the proxy's way to a stdio server, shared by its bridged calls.
 type stdioUpstream struct {
 	b  *bridge
 	h  *host
-	w  *lockedWriter
+	w  *iostreams.Locked
 	mu sync.Mutex
 	// waits are the proxy's requests in flight, by the id they went out with.
 	waits map[string]chan *rpc.Message
@@ -105,7 +85,7 @@ func (t *stdioCallTransport) RoundTrip(ctx context.Context, req *rpc.Message, _ 
 		u.mu.Unlock()
 	}()
 	u.b.p.bridgeRecord(true, u.h, data)
-	if err := u.w.writeLine(data); err != nil {
+	if err := u.w.WriteLine(data); err != nil {
 		return nil, err
 	}
 	select {
@@ -124,7 +104,7 @@ func (t *stdioCallTransport) Send(_ context.Context, msg *rpc.Message, _ http.He
 		return err
 	}
 	t.up.b.p.bridgeRecord(true, t.up.h, data)
-	return t.up.w.writeLine(data)
+	return t.up.w.WriteLine(data)
 }
 
 // SetHandler implements rpc.Transport.
@@ -134,7 +114,7 @@ func (t *stdioCallTransport) SetHandler(h rpc.Handler) { t.mu.Lock(); t.handler 
 func (t *stdioCallTransport) Close() error { return nil }
 
 // attachStdio gives the bridge the two streams of a stdio host.
-func (b *bridge) attachStdio(ctx context.Context, h *host, toServer, toHost *lockedWriter) *stdioLink {
+func (b *bridge) attachStdio(ctx context.Context, h *host, toServer, toHost *iostreams.Locked) *stdioLink {
 	lctx, cancel := context.WithCancel(ctx)
 	l := &stdioLink{h: h, toHost: toHost, ctx: lctx, cancel: cancel,
 		up: &stdioUpstream{b: b, h: h, w: toServer, waits: map[string]chan *rpc.Message{}, routes: map[string]*stdioCallTransport{}}}
@@ -269,7 +249,7 @@ func (u *stdioUpstream) handle(ctx context.Context, handle rpc.Handler, m *rpc.M
 	resp.JSONRPC, resp.ID = "2.0", m.ID
 	if data, err := json.Marshal(resp); err == nil {
 		u.b.p.bridgeRecord(true, u.h, data)
-		_ = u.w.writeLine(data)
+		_ = u.w.WriteLine(data)
 	}
 }
 
@@ -316,7 +296,7 @@ func (b *bridge) stdioCall(l *stdioLink, m *rpc.Message, params reqParams, frame
 	}
 	if !b.wants(l.h, m, params, support) {
 		b.p.fromHost(l.h, frame)
-		_ = l.up.w.writeLine(frame)
+		_ = l.up.w.WriteLine(frame)
 		return
 	}
 	c := b.start(l.h, m, params, nil, l, t, nil)

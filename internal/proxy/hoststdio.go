@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcptask/mcptask/internal/iostreams"
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
@@ -52,13 +53,13 @@ func (p *Proxy) RunHostStdio(ctx context.Context, o HostStdioOptions) error {
 
 	srvInR, srvInW := io.Pipe()
 	srvOutR, srvOutW := io.Pipe()
-	toServer, toHost := &lockedWriter{w: srvInW}, &lockedWriter{w: o.Out}
+	toServer, toHost := iostreams.NewLocked(srvInW), iostreams.NewLocked(o.Out)
 	if p.bridge != nil {
 		p.bridge.attachStdio(ctx, h, toServer, toHost)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	conn := &connector{p: p, h: h, t: t, out: &lockedWriter{w: srvOutW}, waits: map[string]chan *rpc.Message{}}
+	conn := &connector{p: p, h: h, t: t, out: iostreams.NewLocked(srvOutW), waits: map[string]chan *rpc.Message{}}
 	t.SetHandler(conn.fromServer)
 
 	serverDone := make(chan error, 1)
@@ -98,7 +99,7 @@ type connector struct {
 	p   *Proxy
 	h   *host
 	t   *rpc.HTTPTransport
-	out *lockedWriter
+	out *iostreams.Locked
 	wg  sync.WaitGroup
 
 	mu      sync.Mutex
@@ -262,7 +263,7 @@ func (c *connector) write(m *rpc.Message) {
 	if err != nil {
 		return
 	}
-	if err := c.out.writeLine(data); err != nil {
+	if err := c.out.WriteLine(data); err != nil {
 		c.p.notice(c.h, "%s", fmt.Sprintf("a message of the server could not be passed on: %v", err))
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/iostreams"
 )
 
 // StdioOptions configure the stdio relay: the proxy is itself a stdio server to its host, and
@@ -53,7 +55,7 @@ func (p *Proxy) RunStdio(ctx context.Context, o StdioOptions) (int, error) {
 	h.stdio = true
 	p.mu.Unlock()
 	// Whole frames only, one at a time: the bridge writes to both streams too.
-	toServer, toHost := &lockedWriter{w: c.stdin}, &lockedWriter{w: o.Out}
+	toServer, toHost := iostreams.NewLocked(c.stdin), iostreams.NewLocked(o.Out)
 	if p.bridge != nil {
 		p.bridge.attachStdio(ctx, h, toServer, toHost)
 	}
