@@ -277,7 +277,7 @@ type runner struct {
 	start  time.Time
 	nextID atomic.Int64
 
-	mu      sync.Mutex
+	mu sync.Mutex
 	// quiet keeps the background tasks/result of 2025-11-25 (payload) from changing what a
 	// task showed while rules read it: judgeAll and toolReports hold it, and payload takes it
 	// to write what it saw. The rules read a task's polls and statuses without its lock.
