@@ -331,12 +331,12 @@ func (m Model) renderTable() string {
 	w := m.width
 	idC, statusC, toolC, serverC, ageC, nextC, msgC := m.tableColumns()
 	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
-	row := rowFormatter(cols, w)
+	row := &rowFormatter{cols: cols, w: w}
 	if m.opts.Server != "" {
 		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
 	}
 	if m.rows.header == "" {
-		m.rows.header = st.label.Render(row("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
+		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
 	}
 	b.WriteString(m.rows.header + "\n")
 	counts := m.tally()
@@ -355,31 +355,37 @@ func (m Model) renderTable() string {
 	return b.String()
 }
 
-// rowFormatter returns the function that lays out one table row in cols, clipped to width w.
-// Its line buffer is reused from row to row.
-func rowFormatter(cols []column, w int) func(mark string, vals ...string) string {
-	var line strings.Builder
-	return func(mark string, vals ...string) string {
-		line.Reset()
-		line.WriteString(mark)
-		n := len(mark) // display width so far, counted as the cells are added
-		for i, c := range cols {
-			if c.width <= 0 {
-				continue
-			}
-			v, vw := clipN(vals[i], c.width)
-			line.WriteString(v)
-			for range c.width - vw + 1 {
-				line.WriteByte(' ')
-			}
-			n += c.width + 1
+// rowFormatter lays out table rows in cols, clipped to width w. Its line buffer is reused from
+// row to row. It is a type, not a closure, so that calls to format are static and their cells
+// stay on the stack.
+type rowFormatter struct {
+	cols []column
+	w    int
+	line strings.Builder
+}
+
+// format lays out one row: mark, then vals in the columns.
+func (f *rowFormatter) format(mark string, vals ...string) string {
+	line := &f.line
+	line.Reset()
+	line.WriteString(mark)
+	n := len(mark) // display width so far, counted as the cells are added
+	for i, c := range f.cols {
+		if c.width <= 0 {
+			continue
 		}
-		out := strings.TrimRight(line.String(), " ")
-		if n-(line.Len()-len(out)) > w {
-			out = clip(out, w)
+		v, vw := clipN(vals[i], c.width)
+		line.WriteString(v)
+		for range c.width - vw + 1 {
+			line.WriteByte(' ')
 		}
-		return out
+		n += c.width + 1
 	}
+	out := strings.TrimRight(line.String(), " ")
+	if n-(line.Len()-len(out)) > f.w {
+		out = clip(out, f.w)
+	}
+	return out
 }
 
 // tableWindow is the range [lo, hi) of rows drawn: only the rows that fit, in a window that
@@ -405,7 +411,7 @@ func (m Model) tableWindow() (lo, hi int) {
 }
 
 // tableRow is row i of the table, from the row cache when nothing it shows has changed.
-func (m Model) tableRow(i int, now time.Time, row func(mark string, vals ...string) string) string {
+func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 	id := m.ids[i]
 	t := m.tasks[id]
 	s := t.snap
@@ -427,7 +433,7 @@ func (m Model) tableRow(i int, now time.Time, row func(mark string, vals ...stri
 		if sel {
 			mark = "> "
 		}
-		line := row(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
+		line := row.format(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
