@@ -52,10 +52,7 @@ func newCmdAuthLogin(f *Factory) *cobra.Command {
 			if ref.URL == "" {
 				return flagErrorf("auth login needs --server URL: a stdio server takes its credentials from its environment")
 			}
-			if scopes != "" {
-				f.Global.Auth.Scopes = strings.Fields(scopes)
-			}
-			s, err := f.connector().AuthSession(ref)
+			s, err := f.connector().AuthSession(ref, strings.Fields(scopes)...)
 			if err != nil {
 				return connErr(err)
 			}

@@ -35,6 +35,8 @@ type CallOptions struct {
 	// Once is --timeout 0: check once and exit (8 when still running).
 	Once bool
 	AnswerFlags
+	// server is the URL of the demo's own server when `mcptask demo` runs the call.
+	server string
 }
 
 // NewCmdCall returns `mcptask call`. runF replaces runCall in tests.
@@ -122,7 +124,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
-	ref, _, err := f.serverRef()
+	ref, hdr, err := f.serverRefTo(opts.server)
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	// After --detach a later update, watch or resume answers the task's questions; a
 	// 2025-11-25 session is initialized only once, so it must declare now what they can
 	// answer, or the server fails the task when it asks.
-	c, ref, err := f.connect(wctx, srv.ClientOptions(rpc.ClientOptions{Elicitation: opts.Detach}))
+	c, ref, err := f.connectRef(wctx, ref, hdr, srv.ClientOptions(rpc.ClientOptions{Elicitation: opts.Detach}))
 	if err != nil {
 		return err
 	}

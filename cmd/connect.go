@@ -42,9 +42,17 @@ func (f *Factory) connectOptions() connect.Options {
 
 // serverRef validates the connection flags and describes the server, without connecting.
 // Usage problems come back as FlagErrors so that nothing is sent.
-func (f *Factory) serverRef() (ServerRef, http.Header, error) {
+func (f *Factory) serverRef() (ServerRef, http.Header, error) { return f.serverRefTo("") }
+
+// serverRefTo is serverRef, or the server at url when one is given: the demo's own server,
+// which the demo hands its call without touching the global options.
+func (f *Factory) serverRefTo(url string) (ServerRef, http.Header, error) {
 	wd, _ := os.Getwd()
-	ref, hdr, err := connect.NewRef(f.Global.Target(wd), f.Getenv)
+	target := f.Global.Target(wd)
+	if url != "" {
+		target = connect.Target{Server: url}
+	}
+	ref, hdr, err := connect.NewRef(target, f.Getenv)
 	if err == nil {
 		err = f.connectOptions().Check(f.Getenv)
 	}

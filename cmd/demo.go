@@ -69,8 +69,7 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	defer stop()
 	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on %s\n", url)
 	fmt.Fprintf(f.IO.ErrOut, "Running: mcptask call sleep --arg seconds=%d --server %s\n\n", opts.Seconds, url)
-	f.Global.Server = url
-	return runCall(ctx, &CallOptions{f: f, Tool: "sleep", Arg: []string{fmt.Sprintf("seconds=%d", opts.Seconds)}})
+	return runCall(ctx, &CallOptions{f: f, server: url, Tool: "sleep", Arg: []string{fmt.Sprintf("seconds=%d", opts.Seconds)}})
 }
 
 func newCmdDemoServe(f *Factory) *cobra.Command {

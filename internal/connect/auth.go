@@ -177,8 +177,9 @@ func (c *Connector) AuthEnv() (*auth.Env, error) {
 }
 
 // AuthSession returns the one OAuth session of ref's server (and profile) in this run, so
-// that every connection to it shares one token and one refresh.
-func (c *Connector) AuthSession(ref Ref) (*auth.Session, error) {
+// that every connection to it shares one token and one refresh. scopes, when given (auth
+// login --scopes), are asked for instead of the configured ones.
+func (c *Connector) AuthSession(ref Ref, scopes ...string) (*auth.Session, error) {
 	c.authMu.Lock()
 	defer c.authMu.Unlock()
 	a := c.opts().Auth
@@ -203,6 +204,9 @@ func (c *Connector) AuthSession(ref Ref) (*auth.Session, error) {
 		ClientMetadataURL: a.ClientMetadataURL,
 		CallbackPort:      a.CallbackPort,
 		Scopes:            a.Scopes,
+	}
+	if len(scopes) > 0 {
+		cfg.Scopes = scopes
 	}
 	if a.ClientSecretEnv != "" {
 		cfg.ClientSecret = c.env.Getenv(a.ClientSecretEnv)
