@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/mcptask/mcptask/internal/bridge"
 	"github.com/mcptask/mcptask/internal/config"
-	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/iostreams"
 	"github.com/mcptask/mcptask/internal/proxy"
 	"github.com/mcptask/mcptask/internal/tui"
@@ -174,17 +172,11 @@ func runProxy(ctx context.Context, opts *ProxyOptions, c *cobra.Command) error {
 	if f.useTUI() && !f.Global.Trace { // --trace writes to the terminal too: no live view then
 		run.View = proxyView(f.IO, f.Getenv("NO_COLOR") != "")
 	}
-	code, err := proxy.Run(ctx, popts, run)
-	var ue *exitcode.UsageError
-	switch {
-	case errors.As(err, &ue):
-		return &FlagError{Err: ue.Err}
-	case err != nil:
-		return err
-	case code != 0:
-		return &ExitError{Code: code, Err: fmt.Errorf("the server exited with code %d", code), Silent: true}
+	code, err := proxy.Run(ctx, popts, run) // its usage errors are exitcode.UsageErrors: exit 2
+	if err == nil && code != 0 {
+		err = &ExitError{Code: code, Err: fmt.Errorf("the server exited with code %d", code), Silent: true}
 	}
-	return nil
+	return err
 }
 
 // printProxyConfig prints the config entry of a named server rewritten to go through the
