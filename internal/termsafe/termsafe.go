@@ -16,9 +16,9 @@
 //     takes the bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C),
 //     which reorder what follows them so that a terminal shows text in another order than it
 //     is read ("Trojan Source", CVE-2021-42574), and the invisible ones (U+200B, U+200C,
-//     U+2060–U+2064, U+FEFF, U+FFF9–U+FFFB, the U+E0000 tags, the soft hyphen) that hide
-//     text or make two different strings look alike. U+200D stays because it reorders and
-//     hides nothing and every emoji sequence (👩‍💻) is built with it.
+//     U+2060–U+2064, U+FEFF, U+FFF9–U+FFFB, the whole U+E0000–U+E007F tags block, the soft
+//     hyphen) that hide text or make two different strings look alike. U+200D stays because
+//     it reorders and hides nothing and every emoji sequence (👩‍💻) is built with it.
 //
 // Removing rather than escaping keeps legitimate text readable: an Arabic or Hebrew status
 // message loses only its direction marks, and the terminal's own bidi algorithm still lays it
@@ -83,6 +83,10 @@ func unsafeRune(r rune) bool {
 		return true
 	case r == '\u200d':
 		return false
+	case r >= 0xe0000 && r <= 0xe007f:
+		// The whole tags block, not only its assigned (Cf) code points: the unassigned ones
+		// are as invisible in a terminal, and a later Unicode may make them tags.
+		return true
 	}
 	return unicode.Is(unicode.Cf, r)
 }
