@@ -82,6 +82,13 @@ func TestCheckBrokenServers(t *testing.T) {
 		{checktest.TaskWithoutExt, "2026/B22", ""},
 		{checktest.RequiredWrongCode, "2026/B22b", ""},
 		{checktest.MissingCapNoData, "2026/B22b 2026/B0:errors", ""},
+		{checktest.UndeclaredExtension, "2026/B17b", ""},
+		{checktest.StampedComplete, "2026/B18b", ""},
+		{checktest.FractionalMs, "2026/B24b 2026/B0:tools/call 2026/B0:tasks/get", ""},
+		{checktest.LegacyVocabulary, "2026/B39 2026/B34", ""},
+		{checktest.CancelCompletes, "", "2026/B28e"},
+		{checktest.UpdateIgnored, "2026/B28f", ""},
+		{checktest.ListenNoGate, "2026/B30b", ""},
 		{checktest.NestedCreate, "2026/B24 2026/B0:tools/call", ""},
 		{checktest.GetNotConsistent, "2026/B25", ""},
 		{checktest.FailedNoError, "2026/B26 2026/B0:tasks/get", ""},
@@ -124,6 +131,7 @@ func TestCheckBrokenServers(t *testing.T) {
 		{checktest.LegacyNotifyChanges, "2025/A6b", ""},
 		{checktest.LegacyNotifyRelated, "", "2025/A12"},
 		{checktest.LegacyMetaWins, "2025/A7d", ""},
+		{checktest.LegacyResultError, "2025/A9b", ""},
 		{checktest.LegacyNotifyFlood, "", ""}, // a hostile stream, not a broken rule: judged within bounds
 	}
 	// The runs wait on the network, not the CPU: run them side by side, then judge each.
@@ -605,5 +613,44 @@ func TestCheckWarnsOfAnUnlistedTool(t *testing.T) {
 	}
 	if strings.Contains(r.Stderr, "--tool validate:") {
 		t.Errorf("a listed tool was warned about:\n%s", r.Stderr)
+	}
+}
+
+// The two 2026-07-28 probes that need no flag, proven on the demo itself with its fault switch:
+// a demo that serves tasks without declaring the extension fails B17b, and the task rules still
+// run on its tasks (the catalogue calls every tool with the extension declared); a demo whose
+// tool error ends failed fails B27, found by calling the same tool without the extension (it
+// then runs synchronously and returns isError: true). Nothing else fails.
+func TestCheckDemoFaults(t *testing.T) {
+	for _, c := range []struct {
+		fault demo.Fault
+		fail  string
+		seen  string
+		ran   []string // task rules that must have run (pass)
+	}{
+		{demo.FaultUndeclaredExtension, "2026/B17b", "does not declare the io.modelcontextprotocol/tasks extension, yet", []string{"2026/B24", "2026/B27", "2026/B28", "2026/B33"}},
+		{demo.FaultToolErrorFailed, "2026/B27", "tool_error: a tool error (the same call without a task returns isError: true) ended failed", []string{"2026/B24", "2026/B17b"}},
+	} {
+		t.Run(string(c.fault), func(t *testing.T) {
+			srv, err := demo.New(demo.Options{StepDelay: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond, Fault: c.fault})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(specChecked(t, srv.Handler(), true))
+			t.Cleanup(func() { hs.Close(); srv.Close() })
+			r := runCLI(t, t.Context(), nil, "check", "--server", hs.URL+"/mcp", "--protocol", "2026-07-28", "--budget", "20s")
+			v := verdicts(t, r.Stdout)
+			if got := with(v, "fail"); strings.Join(got, " ") != c.fail || r.Code != ExitTaskFailed {
+				t.Errorf("exit %d, failed %v, want exactly %s\n%s", r.Code, got, c.fail, r.Stdout)
+			}
+			if !strings.Contains(r.Stdout, c.seen) {
+				t.Errorf("the failure does not say %q:\n%s", c.seen, r.Stdout)
+			}
+			for _, id := range c.ran {
+				if v[id] != "pass" {
+					t.Errorf("%s is %q, want pass: the task rules must run on the demo's tasks", id, v[id])
+				}
+			}
+		})
 	}
 }

@@ -299,6 +299,19 @@ type runner struct {
 	// discovery
 	disc      discovered
 	extension bool // 2026-07-28: the server declares the tasks extension
+	// undeclared says a 2026-07-28 server that does not declare the extension answered a
+	// tools/call (sent with the extension declared) with a task all the same: B17b fails,
+	// and the task rules run on its tasks.
+	undeclared bool
+	// vocab are the 2025-11-25 task names seen under 2026-07-28 (B39); stamped the task-shaped
+	// results marked complete (B18b); msN and msBad the task messages whose integer
+	// millisecond fields were judged, and what was wrong with them (B24b).
+	vocab   []string
+	stamped []string
+	toolRes int
+	msN     int
+	msBad   []string
+	msNeg   []string
 	// 2025-11-25: the capabilities initialize declared, and what they say of tasks.
 	caps       json.RawMessage
 	legacyCaps tasksCaps

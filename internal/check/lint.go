@@ -99,6 +99,9 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 		return
 	}
 	m := obj(result)
+	if modern {
+		l.modernShapes(method, m)
+	}
 	if str(m["resultType"]) == "task" && method != "tools/call" {
 		l.violate(serverViolation("B23", "EXT §Polymorphic Results", "", fmt.Sprintf("resultType \"task\" on %s; only tools/call may create a task", method)))
 	}
@@ -136,6 +139,31 @@ func (l *Linter) Observe(era rpc.Era, method string, params map[string]any, resu
 	}
 	l.status[id] = st
 	l.inputKeys(id, task)
+}
+
+// modernShapes watches what released SDKs got wrong under 2026-07-28, as the checker judges it:
+// the 2025-11-25 related-task key (B39), a task marked complete (B18b), and millisecond fields
+// that are not integers (B24b).
+func (l *Linter) modernShapes(method string, m map[string]json.RawMessage) {
+	rule := func(id, taskID, seen string) Violation {
+		r, _ := ruleOf(id)
+		return serverViolation(id, r.Section, taskID, seen)
+	}
+	if _, ok := obj(m["_meta"])[rpc.MetaRelatedTask]; ok {
+		l.violate(rule("B39", "", fmt.Sprintf("%s result carries _meta[%q], a 2025-11-25 key the tasks extension does not use", method, rpc.MetaRelatedTask)))
+	}
+	id := str(m["taskId"])
+	if method == "tools/call" && str(m["resultType"]) == "complete" && id != "" && m["status"] != nil {
+		l.violate(rule("B18b", id, "a tools/call result carries a task but says resultType \"complete\": a client takes it as the tool's result"))
+	}
+	if (method == "tools/call" && str(m["resultType"]) == "task") || method == "tasks/get" {
+		for _, k := range []string{"ttlMs", "pollIntervalMs"} {
+			raw, ok := m[k]
+			if whole, _ := intMs(raw); ok && !whole && !(k == "ttlMs" && string(compact(raw)) == "null") {
+				l.violate(rule("B24b", id, fmt.Sprintf("%s: %s is %s, want integer milliseconds", method, k, quote(raw))))
+			}
+		}
+	}
 }
 
 // inputKeys watches B32: an inputRequests key never changes its content.
@@ -188,8 +216,12 @@ func (l *Linter) fields(modern bool, method, id string, task map[string]json.Raw
 func (l *Linter) ObserveStream(method string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if method == "notifications/progress" || method == "notifications/message" {
+	switch method {
+	case "notifications/progress", "notifications/message":
 		l.violate(serverViolation("B34", "EXT §Task Status Notifications", "", method+" on a task's listen stream"))
+	case "notifications/tasks/status":
+		r, _ := ruleOf("B39")
+		l.violate(serverViolation("B39", r.Section, "", "notifications/tasks/status, the 2025-11-25 notification, on a listen stream; the tasks extension's is notifications/tasks"))
 	}
 }
 

@@ -89,3 +89,29 @@ func TestLinterFlagsTheHost(t *testing.T) {
 		t.Errorf("violations\n%v, want\n%v", rules, want)
 	}
 }
+
+// The divergences released SDKs shipped under 2026-07-28 are named by the linter of --record
+// and the proxy with the checker's rule ids: the 2025-11-25 related-task key and notification
+// (B39), a task stamped complete (B18b), millisecond fields that are not integers (B24b). A
+// clean exchange and a 2025-11-25 one that uses its own vocabulary are not flagged.
+func TestLinterNamesSDKDivergences(t *testing.T) {
+	var got []string
+	l := NewLinter(func(v Violation) {
+		if v.Section == "" {
+			t.Errorf("%s has no section", v.Rule)
+		}
+		got = append(got, v.Rule)
+	})
+	obs := func(era rpc.Era, method, body string) {
+		l.Observe(era, method, map[string]any{"taskId": "t1"}, json.RawMessage(body), nil)
+	}
+	obs(rpc.EraModern, "tools/call", `{"resultType":"task","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":60000,"pollIntervalMs":500}`)
+	obs(rpc.EraLegacy, "tasks/get", `{"taskId":"t9","status":"working","createdAt":"x","lastUpdatedAt":"x","ttl":null,"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t9"}}}`)
+	obs(rpc.EraModern, "tasks/get", `{"resultType":"complete","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":60000.5,"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}`)
+	obs(rpc.EraModern, "tools/call", `{"resultType":"complete","content":[],"taskId":"t3","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}`)
+	l.ObserveStream("notifications/tasks/status")
+	want := "B39 B24b B18b B39"
+	if strings.Join(got, " ") != want {
+		t.Errorf("violations %v, want %s", got, want)
+	}
+}

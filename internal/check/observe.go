@@ -293,8 +293,10 @@ func (r *runner) catalogue(ctx context.Context) {
 			if c.task != nil {
 				r.follow(ctx, c)
 			}
-			// B22, B22b, B27: the same call without the extension declared.
-			if r.modern && r.extension && c.task != nil && r.budgetLeft(ctx) {
+			// B22, B22b, B27: the same call without the extension declared, for every tool
+			// that gave a task (declared or not: B17b): the differential probe that tells a
+			// tool error reported as failed (the same call run synchronously returns isError).
+			if r.modern && c.task != nil && r.budgetLeft(ctx) {
 				pctx, cancel := context.WithTimeout(ctx, r.longAfter(c.task.poll))
 				t.plainCall = r.callTool(pctx, t, t.args, true)
 				cancel()

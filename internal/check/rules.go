@@ -72,13 +72,33 @@ func describeErr(err error) string {
 	return err.Error()
 }
 
+// offersTasks says whether the era has tasks to judge: in 2026-07-28 the server declares
+// the extension, or served a task without declaring it (B17b); in 2025-11-25 initialize
+// declares tasks.requests.tools.call.
+func (r *runner) offersTasks() bool {
+	if r.modern {
+		return r.extension || r.undeclared
+	}
+	return r.legacyCaps.call
+}
+
 // noTasks says why there is no task to judge a task rule on.
 func (r *runner) noTasks() string {
+	why := r.noTaskCall()
 	switch {
-	case r.modern && !r.extension:
-		return "the server does not declare the " + rpc.TasksExtension + " extension, so it offers no tasks in 2026-07-28"
+	case r.modern && !r.offersTasks() && r.o.NoCall:
+		return "the server does not declare the " + rpc.TasksExtension + " extension, and --no-call: no tool was called to see whether it serves tasks all the same"
+	case r.modern && !r.offersTasks():
+		return "the server does not declare the " + rpc.TasksExtension + " extension, and no tool called with it declared answered with a task (" + why + ")"
 	case !r.modern && !r.legacyCaps.call:
 		return "initialize declares no tasks.requests.tools.call, so the server offers no tasks in 2025-11-25"
+	}
+	return why
+}
+
+// noTaskCall says why no call of the catalogue gave a task the checker could follow.
+func (r *runner) noTaskCall() string {
+	switch {
 	case r.o.NoCall:
 		return "--no-call: no tool was called"
 	case r.toolsErr != nil && len(r.tools) == 0:
@@ -99,7 +119,7 @@ func (r *runner) noTasks() string {
 			return c.tool.name + " answered with a task without a taskId, so no task could be followed"
 		}
 		if r.modern && c.plain != nil && obj(c.plain)["taskId"] != nil {
-			return c.tool.name + " answered with what looks like a task but has no resultType \"task\" (see B18), so no task could be followed"
+			return c.tool.name + " answered with what looks like a task but has no resultType \"task\" (see B18, B18b), so no task could be followed"
 		}
 	}
 	s := "no tool answered with a task"
@@ -514,7 +534,7 @@ func crossEra(rep *Report, modern, legacy *runner) {
 // ended their following before the cancel phase reached them), so a check leaves no work
 // running on the server.
 func (r *runner) cleanUp() {
-	if (r.modern && !r.extension) || (!r.modern && !r.legacyCaps.cancel) {
+	if (r.modern && !r.offersTasks()) || (!r.modern && !r.legacyCaps.cancel) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

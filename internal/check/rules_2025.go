@@ -125,7 +125,11 @@ type statusNote struct {
 // onNotify records 2025-11-25 status notifications for A6b and A12, validated at once
 // against the schema's TaskStatusNotification.
 func (r *runner) onNotify(method string, params json.RawMessage) {
-	if r.modern || method != "notifications/tasks/status" {
+	if r.modern {
+		r.onModernNotify(method, params)
+		return
+	}
+	if method != "notifications/tasks/status" {
 		return
 	}
 	r.mu.Lock()
@@ -349,9 +353,12 @@ func endedPayloads(_ *runner, ev evidence) ([]*call, string) {
 // §Result Retrieval: "receivers MUST return from tasks/result exactly what the underlying
 // request would have returned, whether that is a successful result or a JSON-RPC error";
 // §Task Execution Errors: a failed task is a JSON-RPC error or a tool result with isError.
-func sameAsRequest(_ *runner, c *call) string {
+func sameAsRequest(r *runner, c *call) string {
 	t := c.task
 	st := finalStatus(t)
+	if (t.payloadSent == "working" || t.payloadSent == "input_required") && blocked(r, c) != "" {
+		return "" // it answered before the end: A9b's failure, not a wrong final result
+	}
 	switch {
 	case st == "failed" && t.payload.Result != nil && !isErrorResult(t.payload.Result):
 		return "the task ended failed, yet tasks/result returned a success-shaped result (no JSON-RPC error, no isError): " + quote(t.payload.Result)

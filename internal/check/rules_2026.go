@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,9 +29,9 @@ var rules2026 = []Rule{
 	{ID: "B17", Era: "2026-07-28", Title: "server/discover returns resultType complete and supportedVersions", Alt: "server/discover answers",
 		Section: "C26-DISC", Needs: needsNothing,
 		phase: onDeclared, whole: discoverAnswers},
-	{ID: "B17b", Era: "2026-07-28", Title: "tasks extension declared in capabilities.extensions with {}", Doc: "the tasks extension is declared with {}; a half-modern server (2026-07-28 listed, only the 2025-11-25 tasks capability) is a warning",
-		Section: "EXT §Capability Negotiation; SEP-2663 §Backward Compatibility", Needs: needsNothing,
-		phase: onDeclared, whole: onDiscover(extensionDeclared)},
+	{ID: "B17b", Era: "2026-07-28", Title: "tasks extension declared in capabilities.extensions with {}", Doc: "the tasks extension is declared with {}; a server that does not declare it yet answers a tools/call (sent with it declared) with a task fails, and the task rules run on its tasks; a half-modern server (2026-07-28 listed, only the 2025-11-25 tasks capability) is a warning",
+		Section: "EXT §Capability Negotiation; SEP-2663 §Backward Compatibility", Needs: needsNothing + "; for a server that does not declare it, the catalogue's calls (every tool is called with the extension declared)",
+		phase: onTasks, whole: extensionDeclared},
 	{ID: "B17c", Era: "2026-07-28", Title: "server/discover carries _meta serverInfo (SHOULD)", Doc: "server/discover carries _meta serverInfo (SHOULD: a warning)",
 		Section: "C26-DISC", Needs: needsNothing, Level: Should,
 		phase: onDeclared, whole: onDiscover(serverInfo)},
@@ -42,6 +44,9 @@ var rules2026 = []Rule{
 	{ID: "B18", Era: "2026-07-28", Title: "every result carries resultType: complete, or task / input_required on tools/call only",
 		Section: "C26-BASIC §Result Responses; EXT §Polymorphic Results", Needs: needsNothing,
 		phase: onAnswers, whole: resultTypes},
+	{ID: "B18b", Era: "2026-07-28", Title: "a tools/call result that carries a task (taskId and status) says resultType task, never complete",
+		Section: "EXT §Polymorphic Results; C26-BASIC §Result Responses", Needs: "any tool the checker may call",
+		phase: onAnswers, whole: stampedTasks},
 	// B19: C26-BASIC §_meta: protocolVersion and clientCapabilities are required.
 	{ID: "B19", Era: "2026-07-28", Title: "a request without _meta clientCapabilities is refused with -32602 (HTTP 400)",
 		Section: "C26-BASIC §_meta", Needs: needsNothing,
@@ -76,6 +81,9 @@ var rules2026 = []Rule{
 	{ID: "B24", Era: "2026-07-28", Title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
 		Section: "EXT §Task Creation; EXT-SCHEMA CreateTaskResult", Needs: needsTask,
 		phase: onTasks, evidence: created, judge: func(_ *runner, c *call) string { return createShape(c.task.create) }},
+	{ID: "B24b", Era: "2026-07-28", Title: "ttlMs and pollIntervalMs are integer milliseconds on every task message", Doc: "ttlMs (or null) and pollIntervalMs are integer milliseconds on every task message: CreateTaskResult, tasks/get, notifications/tasks (a negative value is a warning: the schema sets no lower bound, and unlimited is null)",
+		Section: "EXT-SCHEMA Task (ttlMs, pollIntervalMs); EXT §Tasks", Needs: needsTask,
+		phase: onAnswers, whole: integerMs},
 	// B25: EXT §Task Creation: task creation is strongly consistent.
 	{ID: "B25", Era: "2026-07-28", Title: "tasks/get right after creation succeeds",
 		Section: "EXT §Task Creation", Needs: needsTask,
@@ -98,9 +106,15 @@ var rules2026 = []Rule{
 	{ID: "B28c", Era: "2026-07-28", Title: "tasks/cancel of a finished task is acknowledged (an error is allowed)", Doc: "tasks/cancel of a finished task is acknowledged (an error is allowed: a warning)",
 		Section: "EXT §Task Cancellation", Needs: needsFinished,
 		phase: onTasks, whole: cancelFinishedModern},
+	{ID: "B28e", Era: "2026-07-28", Title: "a task cancelled while working ends cancelled (it may still end completed or failed)", Doc: "a task cancelled while working ends cancelled (a warning when it ends completed or failed: the spec allows it, the conformance suite's sep-2663-tasks-get-status-cancelled fails it)",
+		Section: "EXT §Task Cancellation", Needs: needsLong, Level: Should,
+		phase: onTasks, evidence: cancelledTasks, judge: cancelEnds},
 	{ID: "B28d", Era: "2026-07-28", Title: "tasks/update returns an empty ack with resultType complete",
 		Section: "EXT §Task Update Requests", Needs: needsInput,
 		phase: onTasks, evidence: askedTasks, judge: updateAcks, exchange: updateErr},
+	{ID: "B28f", Era: "2026-07-28", Title: "a task whose every input request tasks/update answered leaves input_required",
+		Section: "EXT §Task Update Requests; EXT §Task Status", Needs: needsInput,
+		phase: onTasks, evidence: askedTasks, judge: answeredAdvances},
 	{ID: "B29", Era: "2026-07-28", Title: "an unknown taskId on tasks/get is -32602",
 		Section: "EXT §Protocol Errors", Needs: "the tasks extension",
 		phase: onTasks, probe: &probe{skip: needsExtension, method: "tasks/get", params: map[string]any{"taskId": unknownID},
@@ -108,6 +122,9 @@ var rules2026 = []Rule{
 	{ID: "B30", Era: "2026-07-28", Title: "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021 (HTTP 400)", Alt: "tasks/get, tasks/update and tasks/cancel without the extension declared are -32021",
 		Section: "EXT §Protocol Errors; C26-BASIC (MissingRequiredClientCapability)", Needs: "the tasks extension",
 		phase: onTasks, whole: withoutExtension},
+	{ID: "B30b", Era: "2026-07-28", Title: "subscriptions/listen for task ids without the extension declared is -32021 (HTTP 400)", Alt: "subscriptions/listen for task ids without the extension declared is refused",
+		Section: "EXT §Task Status Notifications; EXT §Protocol Errors; C26-SUBS", Needs: "the tasks extension; a server that offers subscriptions",
+		phase: onTasks, whole: listenWithoutExtension},
 	{ID: "B31", Era: "2026-07-28", Title: "tasks/result, removed in 2026-07-28, is answered 404 and -32601",
 		Section: "SEP-2663 §Backward Compatibility; C26-HTTP", Needs: needsNothing,
 		phase: beforeTools, probe: &probe{method: "tasks/result", params: map[string]any{"taskId": unknownID},
@@ -134,6 +151,9 @@ var rules2026 = []Rule{
 	{ID: "B36", Era: "2026-07-28", Title: "task ids look unguessable",
 		Section: "EXT §Security Considerations", Needs: needsTask,
 		phase: onTasks, judge: func(_ *runner, c *call) string { return entropy(c.task.id) }},
+	{ID: "B39", Era: "2026-07-28", Title: "no 2025-11-25 task vocabulary under 2026-07-28: no notifications/tasks/status, no related-task _meta, no task object beside resultType", Doc: "no 2025-11-25 task vocabulary under 2026-07-28: no notifications/tasks/status (the extension's notification is notifications/tasks), no io.modelcontextprotocol/related-task _meta, no 2025-11-25 task object in a tools/call result that is not a CreateTaskResult",
+		Section: "EXT §Task Status Notifications; EXT §Reservations; SEP-2663 §Backward Compatibility", Needs: needsNothing + "; each answer and notification adds to it",
+		phase: onAnswers, whole: legacyVocabulary},
 	{ID: "B38", Era: "2026-07-28", Title: "a task stays retrievable until its ttlMs has passed (may discard after)", Doc: "a task stays retrievable until its ttlMs has passed (a warning: the spec says \"may discard after\")",
 		Section: "EXT §Tasks (ttlMs)", Needs: needsFinished, Level: Should,
 		phase: onTasks, evidence: polledTwice, judge: kept},
@@ -144,7 +164,11 @@ func (r *runner) runModern(ctx context.Context) {
 	r.judgeAll(ctx, onDeclared)
 	r.judgeAll(ctx, beforeTools)
 	r.toolsPhase(ctx)
-	if r.extension {
+	// A server that does not declare the extension is probed all the same: the catalogue calls
+	// every tool with the extension declared, and a task that comes back fails B17b and is
+	// judged by the task rules like any other.
+	r.undeclared = !r.extension && len(r.taskCalls()) > 0
+	if r.offersTasks() {
 		r.cancelPhase(ctx)
 		r.judgeAll(ctx, afterCancel)
 	}
@@ -229,12 +253,25 @@ func discoverAnswers(_ context.Context, r *runner, _ evidence) finding {
 	return found("")
 }
 
-// extensionDeclared judges B17b: the tasks extension is declared with {}.
-func extensionDeclared(d *discovered) finding {
+// extensionDeclared judges B17b: the tasks extension is declared with {}; and a server that
+// does not declare it but serves tasks when a client declares it anyway fails: hosts that
+// follow EXT §Capability Negotiation (they use tasks only when the server declares the
+// extension) never see them.
+func extensionDeclared(_ context.Context, r *runner, _ evidence) finding {
+	d := &r.disc
+	if d.result == nil {
+		return finding{omit: true}
+	}
 	ext, ok := d.Capabilities.Extensions[rpc.TasksExtension]
+	served := ""
+	if r.undeclared {
+		served = names(r.taskCalls())[0]
+	}
 	switch {
 	case ok:
 		return found(ifNot(string(compact(ext)) == "{}", "the settings object is %s, want {} (TasksExtensionCapability is Record<string, never>)", quote(ext)))
+	case served != "":
+		return found(fmt.Sprintf("server/discover does not declare the %s extension, yet %s answered with a task when called with it declared: hosts that follow the spec use a server's tasks only when it declares the extension, so they never see these", rpc.TasksExtension, served), served)
 	case d.legacyTasks():
 		// Half-modern: it lists 2026-07-28 but offers tasks only the 2025-11-25 way. A
 		// 2026-07-28 client gets no task from it (and a task-only tool fails); tasks work only
@@ -243,7 +280,7 @@ func extensionDeclared(d *discovered) finding {
 		return finding{status: Warn, seen: fmt.Sprintf("half-modern: server/discover lists %s and the 2025-11-25 capability tasks = %s, but not the %s extension; 2026-07-28 clients get no tasks from it (tasks work only through initialize, 2025-11-25), and SEP-2663 says legacy tasks capabilities are not advertised under 2026-07-28",
 			rpc.VersionModern, quote(d.Capabilities.Tasks), rpc.TasksExtension)}
 	}
-	return skipped("the server does not declare the " + rpc.TasksExtension + " extension: it offers no tasks in 2026-07-28, so the task rules cannot run")
+	return skipped(r.noTasks() + ", so the task rules cannot run")
 }
 
 // cacheHints checks the CacheableResult fields: ttlMs an integer >= 0, cacheScope "public" or
@@ -376,7 +413,7 @@ func (r *runner) listPages(ctx context.Context, method string) ([]*rpc.Message, 
 }
 
 // needsExtension skips a task probe when the server does not declare the extension.
-func needsExtension(r *runner) string { return ifNot(r.extension, "%s", r.noTasks()) }
+func needsExtension(r *runner) string { return ifNot(r.offersTasks(), "%s", r.noTasks()) }
 
 // taskID is the id of the first task the catalogue made, or one the server never gave.
 func (ev evidence) taskID() string {
@@ -389,7 +426,7 @@ func (ev evidence) taskID() string {
 // nameMismatch judges B21: a tasks/get whose Mcp-Name names another task is refused.
 func nameMismatch(ctx context.Context, r *runner, ev evidence) finding {
 	switch {
-	case !r.extension:
+	case !r.offersTasks():
 		return skipped(r.noTasks())
 	case !r.o.HTTP:
 		return finding{status: Skip, seen: "stdio has no headers", alt: true}
@@ -405,7 +442,7 @@ func nameMismatch(ctx context.Context, r *runner, ev evidence) finding {
 // withoutExtension judges B30: EXT §Protocol Errors: tasks/* from a client that did not
 // declare the extension are refused.
 func withoutExtension(ctx context.Context, r *runner, ev evidence) finding {
-	if !r.extension {
+	if !r.offersTasks() {
 		return finding{status: Skip, seen: r.noTasks(), alt: true}
 	}
 	id := ev.taskID()
@@ -481,12 +518,6 @@ func createShape(raw json.RawMessage) string {
 		if _, ok := m[k]; ok {
 			return "it carries " + k + " (" + quote(raw) + ")"
 		}
-	}
-	if v := string(compact(m["ttlMs"])); v != "null" && !isInt(m["ttlMs"]) {
-		return "ttlMs is " + v + ", want an integer or null"
-	}
-	if v, ok := m["pollIntervalMs"]; ok && !isInt(v) {
-		return "pollIntervalMs is " + string(v) + ", want an integer"
 	}
 	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
 		if _, err := time.Parse(time.RFC3339Nano, str(m[k])); err != nil {
@@ -758,7 +789,11 @@ func listenRule(ctx context.Context, r *runner, ev evidence) finding {
 	}
 	lctx, cancel := context.WithTimeout(ctx, r.longAfter(nc.task.poll)+2*pick.dur)
 	defer cancel()
-	w := &listenWatch{id: nc.task.id, end: cancel}
+	w := &listenWatch{id: nc.task.id, end: cancel, seen: func(raw json.RawMessage) {
+		r.mu.Lock()
+		r.msFields("notifications/tasks", obj(raw))
+		r.mu.Unlock()
+	}}
 	err := r.c.Listen(lctx, []string{nc.task.id}, &rpc.Subscription{OnAck: w.onAck, OnTask: w.onTask})
 	var rerr *rpc.Error
 	if errors.As(err, &rerr) && rerr.Code == rpc.CodeMethodNotFound {
@@ -776,6 +811,8 @@ func listenRule(ctx context.Context, r *runner, ev evidence) finding {
 type listenWatch struct {
 	id  string
 	end context.CancelFunc // ends the stream once the task ended
+	// seen is given every pushed task (B24b judges its fields).
+	seen func(raw json.RawMessage)
 
 	mu      sync.Mutex
 	problem string
@@ -797,6 +834,9 @@ func (w *listenWatch) onTask(t *rpc.Task) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pushed++
+	if w.seen != nil {
+		w.seen(t.Raw)
+	}
 	if !w.acked && w.problem == "" {
 		w.problem = "a notifications/tasks came before notifications/subscriptions/acknowledged"
 	}
@@ -829,4 +869,206 @@ func errOrNothing(err error) string {
 		return "the stream ended"
 	}
 	return err.Error()
+}
+
+// ---------------------------------------------------------------------------------------------
+// What released SDKs and servers get wrong (B18b, B24b, B28e, B28f, B30b, B39)
+
+// wireShapes records, for B18b, B24b and B39, what one 2026-07-28 result shows; r.mu is held.
+func (r *runner) wireShapes(method string, res json.RawMessage) {
+	m := obj(res)
+	rt := str(m["resultType"])
+	if rel, ok := obj(m["_meta"])[rpc.MetaRelatedTask]; ok {
+		r.vocab = append(r.vocab, fmt.Sprintf("%s result carries _meta[%q] = %s, a 2025-11-25 key the extension does not use", method, rpc.MetaRelatedTask, quote(rel)))
+	}
+	if method != "tools/call" {
+		if method == "tasks/get" {
+			r.msFields(method, m)
+		}
+		return
+	}
+	r.toolRes++
+	switch {
+	case rt == "task":
+		r.msFields(method, m)
+	case m["task"] != nil:
+		// A hybrid: the 2025-11-25 CreateTaskResult's task object on a result that is not a
+		// 2026-07-28 CreateTaskResult.
+		r.vocab = append(r.vocab, fmt.Sprintf("a tools/call result with resultType %s carries a 2025-11-25 task object: %s", quote(m["resultType"]), quote(m["task"])))
+	}
+	if rt == "complete" && m["taskId"] != nil && m["status"] != nil {
+		r.stamped = append(r.stamped, fmt.Sprintf("a tools/call result carries the task %s (status %s) but says resultType \"complete\"%s: a client takes it as the tool's result and never polls the task",
+			quote(m["taskId"]), quote(m["status"]), map[bool]string{true: " with empty content", false: ""}[string(compact(m["content"])) == "[]"]))
+	}
+}
+
+// msFields judges the integer millisecond fields of one task message (B24b); r.mu is held.
+func (r *runner) msFields(where string, m map[string]json.RawMessage) {
+	r.msN++
+	for _, k := range []string{"ttlMs", "pollIntervalMs"} {
+		raw, ok := m[k]
+		if !ok || (k == "ttlMs" && string(compact(raw)) == "null") {
+			continue
+		}
+		whole, negative := intMs(raw)
+		switch {
+		case !whole:
+			want := "an integer"
+			if k == "ttlMs" {
+				want = "an integer or null"
+			}
+			r.msBad = append(r.msBad, fmt.Sprintf("%s: %s is %s, want %s of milliseconds", where, k, quote(raw), want))
+		case negative:
+			r.msNeg = append(r.msNeg, fmt.Sprintf("%s: %s is %s", where, k, quote(raw)))
+		}
+	}
+}
+
+// intMs says whether raw is a JSON integer (JSON Schema's integer: a number with no
+// fractional part), and whether it is negative.
+func intMs(raw json.RawMessage) (whole, negative bool) {
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return false, false
+	}
+	if i, err := n.Int64(); err == nil {
+		return true, i < 0
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+		return false, false
+	}
+	return true, f < 0
+}
+
+// stampedTasks judges B18b: a task-shaped tools/call result marked complete (how the official
+// TypeScript SDK v2 answered a task tool whose handler returned a task without resultType,
+// modelcontextprotocol/typescript-sdk#2637).
+func stampedTasks(_ context.Context, r *runner, ev evidence) finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.toolRes == 0 {
+		return skipped(firstNonEmpty(ifNot(len(ev.tasks) == 0, "no tools/call was answered"), ev.none))
+	}
+	return found(joinMax(dedupeSorted(r.stamped), 2))
+}
+
+// integerMs judges B24b on every task message seen.
+func integerMs(_ context.Context, r *runner, ev evidence) finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.msN == 0:
+		return skipped(ev.none)
+	case len(r.msBad) > 0:
+		return found(joinMax(dedupeSorted(r.msBad), 2))
+	case len(r.msNeg) > 0:
+		return finding{status: Warn, seen: joinMax(dedupeSorted(r.msNeg), 2) + ": an integer as the schema says, but negative; unlimited is null, and no negative lifetime or interval means anything"}
+	}
+	return found("")
+}
+
+// legacyVocabulary judges B39: the 2025-11-25 names used under the extension (the C# SDK
+// 2.0.0-preview.3 sent notifications/tasks/status and the related-task key there).
+func legacyVocabulary(_ context.Context, r *runner, _ evidence) finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resultTypeN == 0 && len(r.vocab) == 0 {
+		return finding{omit: true}
+	}
+	return found(joinMax(dedupeSorted(r.vocab), 3))
+}
+
+// onModernNotify records a 2026-07-28 notification's 2025-11-25 vocabulary (B39).
+func (r *runner) onModernNotify(method string, params json.RawMessage) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.vocab) >= 64 {
+		return // a flood is judged on what came first
+	}
+	if method == "notifications/tasks/status" {
+		r.vocab = append(r.vocab, "the server sent notifications/tasks/status, the 2025-11-25 notification; under the extension it is notifications/tasks, on a subscriptions/listen stream")
+	}
+	if rel, ok := p.Meta[rpc.MetaRelatedTask]; ok {
+		r.vocab = append(r.vocab, fmt.Sprintf("%s carries _meta[%q] = %s, a 2025-11-25 key the extension does not use", method, rpc.MetaRelatedTask, quote(rel)))
+	}
+}
+
+// cancelEnds warns when a task cancelled while working ended completed or failed (B28e): EXT
+// §Task Cancellation makes cancellation cooperative, so it is allowed; the official suite
+// (sep-2663-tasks-get-status-cancelled) fails it, and clients built on it expect cancelled.
+func cancelEnds(_ *runner, c *call) string {
+	t := c.task
+	if t.cancelErr != nil || t.cancelMsg == nil || t.cancelMsg.Error != nil {
+		return "" // B28 judges the cancel itself
+	}
+	t.mu.Lock()
+	after := append([]string(nil), t.afterCancel...)
+	t.mu.Unlock()
+	for _, st := range after {
+		if st == "completed" || st == "failed" {
+			return fmt.Sprintf("the task, cancelled while it was working, ended %s; the spec allows it (\"cancellation is cooperative\": a task may still end completed or failed), but the conformance suite's sep-2663-tasks-get-status-cancelled fails it, and clients built to it expect cancelled", st)
+		}
+	}
+	return ""
+}
+
+// answeredAdvances checks that a task whose every input request was answered through
+// tasks/update moved on (B28f): it was not still in input_required, asking what was answered,
+// when the checker stopped waiting for it.
+func answeredAdvances(r *runner, c *call) string {
+	t := c.task
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cut || !t.long || t.keyReuse != "" || len(t.updates) == 0 || len(t.statuses) == 0 || t.statuses[len(t.statuses)-1] != "input_required" {
+		return ""
+	}
+	for i, m := range t.updates {
+		if t.updateErr[i] != nil || m == nil || m.Error != nil {
+			return "" // B28d judges it
+		}
+	}
+	lp := t.last()
+	if lp == nil {
+		return ""
+	}
+	var d struct {
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	_ = json.Unmarshal(lp.msg.Result, &d)
+	var keys []string
+	for k := range d.InputRequests {
+		a, ok := t.answered[k]
+		if !ok || strings.HasPrefix(a, "not answered") {
+			return ""
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("tasks/update answered %s and was acknowledged, yet the task still asked the same in input_required %s later", strings.Join(keys, ", "), c.dur.Round(100*time.Millisecond))
+}
+
+// listenWithoutExtension judges B30b: a subscriptions/listen naming task ids from a client that
+// did not declare the extension is refused with -32021 (the extension's notifications exist
+// only for clients that declared it).
+func listenWithoutExtension(ctx context.Context, r *runner, ev evidence) finding {
+	if !r.offersTasks() {
+		return finding{status: Skip, seen: r.noTasks(), alt: true}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	m, err := r.send(lctx, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{ev.taskID()}}}, req{noExt: true})
+	switch {
+	case errors.Is(err, errBudget) && ctx.Err() == nil:
+		return found("subscriptions/listen without the extension declared was not refused: the stream stayed open for 3s")
+	case err != nil:
+		return failed(err)
+	case m.Error != nil && m.Error.Code == rpc.CodeMethodNotFound:
+		return finding{status: Skip, seen: "the server offers no subscriptions (" + describe(m, nil) + ")", alt: true}
+	}
+	return found(r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest))
 }

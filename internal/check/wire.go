@@ -200,6 +200,7 @@ func (r *runner) validate(method string, m *rpc.Message) {
 	if !r.modern || m.Error != nil {
 		return
 	}
+	r.wireShapes(method, m.Result)
 	r.resultTypeN++
 	rt, ok := obj(m.Result)["resultType"]
 	switch v := str(rt); {

@@ -64,6 +64,8 @@ type Options struct {
 	// tools of its server-stateless scenario) and an empty prompt and resource catalogue, so
 	// that every server scenario of the suite can be run against the demo.
 	Conformance bool
+	// Fault, when set, makes the demo break one rule on purpose (faults.go; tests only).
+	Fault Fault
 }
 
 // Server is the demo MCP server. One Server can serve HTTP and stdio clients at the same time;

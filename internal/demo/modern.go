@@ -198,6 +198,9 @@ func (s *Server) handleModern(ctx context.Context, r *modernReq) (any, *rpc.Erro
 			// SEP-2663: legacy tasks.* capabilities are not advertised under 2026-07-28.
 			"extensions": map[string]any{rpc.TasksExtension: map[string]any{}},
 		}
+		if s.opts.Fault == FaultUndeclaredExtension {
+			delete(caps, "extensions")
+		}
 		instructions := "mcptask demo server. Tools: echo, sleep, fail, tool_error, ask, forever, confirm, deploy. Declare the io.modelcontextprotocol/tasks extension to get tasks."
 		if s.opts.Conformance {
 			// The suite's server-stateless mutates the tool and prompt lists through its

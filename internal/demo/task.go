@@ -430,6 +430,10 @@ func (s *Server) completeLocked(t *task, result json.RawMessage, isError bool) {
 	if t.Status.Terminal() {
 		return
 	}
+	if e, ok := s.toolErrorAsFailure(t); ok && isError {
+		s.failLocked(t, e)
+		return
+	}
 	t.Result = result
 	switch {
 	case isError && t.Era == rpc.EraLegacy:

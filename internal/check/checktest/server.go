@@ -75,6 +75,13 @@ const (
 	ContentNoText         Fault = "content-no-text"          // a text content block without text (schema only)
 	DiscoverResultType    Fault = "discover-resulttype"      // server/discover says resultType "done"
 	MissingCapNoData      Fault = "missing-cap-no-data"      // -32021 errors carry no data.requiredCapabilities
+	UndeclaredExtension   Fault = "undeclared-extension"     // server/discover omits the extension, yet tasks are served to clients that declare it
+	StampedComplete       Fault = "stamped-complete"         // a task's CreateTaskResult says resultType complete, with empty content (TS SDK v2 #2637)
+	FractionalMs          Fault = "fractional-ms"            // ttlMs and pollIntervalMs are not integers (1500.5)
+	LegacyVocabulary      Fault = "legacy-vocabulary"        // related-task _meta on tasks/get, notifications/tasks/status on the listen stream (C# SDK 2.0.0-preview.3)
+	CancelCompletes       Fault = "cancel-completes"         // a task cancelled while working ends completed (allowed: warn)
+	UpdateIgnored         Fault = "update-ignored"           // tasks/update is acknowledged, but the task stays input_required
+	ListenNoGate          Fault = "listen-no-gate"           // subscriptions/listen for task ids is served without the extension
 
 	// 2025-11-25 rules.
 	LegacyCapsKey        Fault = "legacy-caps-key"        // an unknown key under capabilities.tasks
@@ -99,6 +106,7 @@ const (
 	LegacyNotifyChanges  Fault = "legacy-notify-changes"  // a status notification turns a completed task working again
 	LegacyNotifyRelated  Fault = "legacy-notify-related"  // status notifications carry related-task meta (SHOULD NOT: warn)
 	LegacyMetaWins       Fault = "legacy-meta-wins"       // tasks/get takes the task from related-task meta over taskId
+	LegacyResultError    Fault = "legacy-result-error"    // tasks/result of a working task answers an error at once, not waiting (mcp-framework 0.2.22)
 	// LegacyNotifyFlood is not a broken rule but a hostile stream: the first status of every
 	// task is sent 20000 times (each one valid). The checker judges what it keeps and stays in
 	// its budget.
@@ -424,6 +432,9 @@ func (s *Server) taskObjectLocked(t *task) map[string]any {
 	if t.era == "modern" {
 		m["ttlMs"] = s.ttlMs()
 		m["pollIntervalMs"] = s.pollMs()
+		if s.is(FractionalMs) {
+			m["ttlMs"], m["pollIntervalMs"] = 60000.5, 10.5
+		}
 		if s.is(NoTTL) {
 			delete(m, "ttlMs")
 		}
@@ -643,6 +654,8 @@ func (s *Server) modern(w http.ResponseWriter, r *http.Request, m *request, hasE
 			caps["tasks"] = map[string]any{"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
 		case s.is(ExtensionSettings):
 			caps["extensions"] = map[string]any{ext: map[string]any{"polling": true}}
+		case s.is(UndeclaredExtension):
+			delete(caps, "extensions")
 		case s.is(HalfModern):
 			caps = map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}
 		}
@@ -751,6 +764,9 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 	res := s.taskObjectLocked(t)
 	s.mu.Unlock()
 	res["resultType"] = "task"
+	if s.is(StampedComplete) {
+		res["resultType"], res["content"] = "complete", []any{}
+	}
 	if s.is(NestedCreate) {
 		res = map[string]any{"resultType": "task", "task": res}
 	}
@@ -828,12 +844,15 @@ func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
 			d["status"] = "working"
 		}
 		res := s.complete(d)
+		if s.is(LegacyVocabulary) {
+			res["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": t.id}
+		}
 		if s.is(NoResultTypeOnGet) {
 			delete(res, "resultType")
 		}
 		return res, nil
 	case "tasks/update":
-		if a, ok := p.InputResponses[inputKey]; ok && st == "input_required" {
+		if a, ok := p.InputResponses[inputKey]; ok && st == "input_required" && !s.is(UpdateIgnored) {
 			var ans struct {
 				Action  string         `json:"action"`
 				Content map[string]any `json:"content"`
@@ -854,6 +873,10 @@ func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
 			}
 			return s.complete(nil), nil
 		}
+		if s.is(CancelCompletes) {
+			t.status = "completed" // cooperative: the work finished before it saw the cancel
+			return s.complete(nil), nil
+		}
 		t.cancelled = true
 		if s.is(CancelEnvelope) {
 			return s.complete(s.taskObjectLocked(t)), nil
@@ -871,7 +894,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, m *request, hasE
 		} `json:"notifications"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
-	if !hasExt {
+	if !hasExt && !s.is(ListenNoGate) {
 		reply(w, m.ID, nil, s.missingExt("declare the tasks extension"))
 		return
 	}
@@ -915,7 +938,11 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, m *request, hasE
 		}
 		s.mu.Unlock()
 		for _, d := range out {
-			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": d})
+			method := "notifications/tasks"
+			if s.is(LegacyVocabulary) {
+				method = "notifications/tasks/status"
+			}
+			send(map[string]any{"jsonrpc": "2.0", "method": method, "params": d})
 		}
 		if done {
 			break
@@ -926,7 +953,9 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, m *request, hasE
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": s.complete(map[string]any{"_meta": meta})})
+	res := s.complete(nil)
+	res["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] = sid
+	send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1148,6 +1177,15 @@ func (s *Server) legacyResult(w http.ResponseWriter, r *http.Request, m *request
 	}
 	related := map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": t.id}}
 	asked := false
+	if s.is(LegacyResultError) {
+		s.mu.Lock()
+		st := s.stateLocked(t)
+		s.mu.Unlock()
+		if !taskstatus.Terminal(st) {
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "task is not finished yet"}})
+			return
+		}
+	}
 	for s.is(LegacyResultEarly) {
 		s.mu.Lock()
 		st := s.stateLocked(t)
