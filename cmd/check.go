@@ -3,13 +3,19 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/mcptask/mcptask/internal/toolargs"
 	"github.com/spf13/cobra"
 )
@@ -21,6 +27,10 @@ type CheckOptions struct {
 	NoCall bool
 	Budget time.Duration
 	JUnit  string
+	// Strict makes warnings and rules not judged fail the run (exit 3), for CI gates.
+	Strict bool
+	// All lists every rule and tool in the terminal report, not only the findings.
+	All bool
 }
 
 // checkTool is one --tool NAME with the --args JSON that followed it, if any.
@@ -76,25 +86,32 @@ called when named with --tool. What comes back says which tool completes a task,
 which reports a tool error, which fails with a protocol error, which asks for input
 (answered from its requestedSchema with a minimal valid answer, shown in the report)
 and which runs long enough to be cancelled; each rule is judged on every tool that
-shows the behaviour it needs. A rule that no tool can show is reported as skipped
-with the reason, never as passed.
+shows the behaviour it needs. A rule that no tool can show is reported as not judged
+(skip in --json and --junit) with the reason, never as passed.
 
 Every response is also validated against the official JSON Schema of its era.
 
 --tool NAME [--args JSON] (repeatable) adds a tool or forces one, with arguments of
 your choice. --no-call checks only what needs no tool call. --budget bounds the whole
-run; the report says what it cut.
+run; the report says what it cut. --strict makes warnings and rules not judged fail
+the run, for CI gates.
+
+On a terminal the report comes failures first, then warnings, each with its rule,
+spec section, what was seen and what the spec says, then one line counting the
+rules that passed or were not judged (--all lists them, and what was done with each
+tool); a spinner says what check is doing meanwhile. Piped, it is the plain table.
 
 The rules, with their sections and what each needs from the server's tools, are
 listed in docs/guide/check.md ("Checking a server").
 
 EXIT STATUS
-  0 nothing failed (warnings allowed); 3 at least one check failed; 1 the server could
-  not be reached; 2 a usage error.`,
+  0 nothing failed (warnings allowed); 3 at least one check failed (with --strict, or a
+  warning, or a rule not judged); 1 the server could not be reached; 2 a usage error.`,
 		Example: `  mcptask check --server http://127.0.0.1:8080/mcp
   mcptask check --stdio 'node dist/index.js stdio'
   mcptask check --server "$URL" --tool deploy --args '{"env":"staging"}'
-  mcptask check --server "$URL" --json --junit check.xml --budget 2m`,
+  mcptask check --server "$URL" --json --junit check.xml --budget 2m
+  mcptask check --server "$URL" --strict --junit check.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runCheck(c.Context(), opts) },
 	}
@@ -103,6 +120,9 @@ EXIT STATUS
 	c.Flags().BoolVar(&opts.NoCall, "no-call", false, "call no tool: check only discovery, headers, errors and the other rules that need no tool call")
 	c.Flags().DurationVar(&opts.Budget, "budget", check.DefaultBudget, "time budget of the whole run")
 	c.Flags().StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (for CI)")
+	c.Flags().BoolVar(&opts.Strict, "strict", false, "fail (exit 3) on warnings and on rules not judged too, for CI gates")
+	c.Flags().BoolVar(&opts.All, "all", false, "on a terminal, list every rule (passed and not judged too) and every tool")
+	c.Flags().BoolVar(&opts.All, "verbose", false, "the same as --all")
 	return c
 }
 
@@ -152,12 +172,15 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if p := f.Global.Protocol; p != "auto" && p != "" {
 		eras = []string{p}
 	}
+	view := opts.view()
+	spin := startCheckSpinner(f)
 	rep := check.Run(ctx, check.Options{
-		HTTP:   ref.URL != "",
-		Eras:   eras,
-		Tools:  tools,
-		NoCall: opts.NoCall,
-		Budget: opts.Budget,
+		Progress: spin.set,
+		HTTP:     ref.URL != "",
+		Eras:     eras,
+		Tools:    tools,
+		NoCall:   opts.NoCall,
+		Budget:   opts.Budget,
 		// A36: an explicit Authorization header (--bearer-env, --header) is an authorization
 		// context the server may bind tasks to.
 		Authorized: hdr.Get("Authorization") != "",
@@ -167,6 +190,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return c, err
 		},
 	})
+	spin.stop()
 	if !rep.Reached {
 		seen := ""
 		if len(rep.Results) > 0 {
@@ -183,11 +207,128 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	p := f.printer()
-	if err := p.CheckReport(f.IO.ErrOut, ref.String(), rep); err != nil {
+	if err := p.CheckReport(f.IO.ErrOut, ref.String(), rep, view); err != nil {
 		return err
 	}
-	if rep.Failed() {
-		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", rep.Counts()[check.Fail]), Silent: !p.JSON()}
+	counts := rep.Counts()
+	switch {
+	case rep.Failed():
+		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("%d check(s) failed", counts[check.Fail]), Silent: !p.JSON()}
+	case opts.Strict && counts[check.Warn]+counts[check.Skip] > 0:
+		return &ExitError{Code: ExitTaskFailed, Err: fmt.Errorf("--strict: %d warning(s) and %d rule(s) not judged", counts[check.Warn], counts[check.Skip]), Silent: !p.JSON()}
 	}
 	return nil
+}
+
+// view is how the report is shown: on a terminal (stdout one, no --json), wrapped to its width
+// and in colour unless NO_COLOR or TERM=dumb; else the plain form.
+func (opts *CheckOptions) view() output.CheckView {
+	f := opts.f
+	v := output.CheckView{All: opts.All, Strict: opts.Strict}
+	if f.printer().JSON() || !f.IO.IsStdoutTTY() {
+		return v
+	}
+	v.Width = terminalWidth(f)
+	if f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb" {
+		v.Paint = checkPaint
+	}
+	return v
+}
+
+// terminalWidth is the width of the terminal on stdout (80 when it does not say).
+func terminalWidth(f *Factory) int {
+	if w, _ := f.IO.Size(); w > 0 {
+		return w
+	}
+	if file, ok := f.IO.Out.(*os.File); ok {
+		if w, _, err := term.GetSize(file.Fd()); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// checkPaint colours a status in the status colours of mcptask's views (internal/tui's
+// completed, input_required and failed colours; the one place check picks them, to repoint at
+// the shared status vocabulary once there is one).
+func checkPaint(st check.Status, s string) string {
+	colour := map[check.Status]string{check.Pass: "#98C379", check.Warn: "#E5C07B", check.Fail: "#E06C75", check.Skip: "#8A8A8A"}[st]
+	style := lipgloss.NewStyle().Foreground(lipgloss.Color(colour))
+	if st == check.Fail {
+		style = style.Bold(true)
+	}
+	return style.Render(s)
+}
+
+// checkSpinner is the one line that says, on a terminal, what check is doing while it runs:
+// the era, the phase, and the tool being called. It draws on stderr and is gone before the
+// report is printed.
+type checkSpinner struct {
+	out  io.Writer
+	mu   sync.Mutex
+	now  check.Progress
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// startCheckSpinner starts the spinner when a person watches stderr (the report may go to a
+// pipe or a file meanwhile); else it returns one that draws nothing.
+func startCheckSpinner(f *Factory) *checkSpinner {
+	s := &checkSpinner{out: f.IO.ErrOut}
+	if !f.IO.IsStderrTTY() || f.Getenv("CI") != "" || f.Getenv("TERM") == "dumb" {
+		return s
+	}
+	width := terminalWidth(f)
+	s.done = make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			s.mu.Lock()
+			line := checkSpinnerLine(frames[i%len(frames)], s.now, width)
+			s.mu.Unlock()
+			fmt.Fprint(s.out, "\r"+line+"\x1b[K")
+			select {
+			case <-s.done:
+				fmt.Fprint(s.out, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// checkSpinnerLine is the spinner's line: what check is doing, cut to the width.
+func checkSpinnerLine(frame string, p check.Progress, width int) string {
+	line := frame + " checking"
+	if p.Era != "" {
+		line += " " + p.Era + " · " + p.Phase
+	}
+	if p.Tool != "" {
+		line += " · " + termsafe.Line(termsafe.CutN(p.Tool, 64))
+	}
+	if r := []rune(line); len(r) > width-1 {
+		line = string(r[:max(width-2, 1)]) + "…"
+	}
+	return line
+}
+
+// set is check.Options.Progress.
+func (s *checkSpinner) set(p check.Progress) {
+	s.mu.Lock()
+	s.now = p
+	s.mu.Unlock()
+}
+
+// stop clears the spinner's line.
+func (s *checkSpinner) stop() {
+	if s.done != nil {
+		close(s.done)
+		s.wg.Wait()
+		s.done = nil
+	}
 }

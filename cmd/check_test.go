@@ -654,3 +654,61 @@ func TestCheckDemoFaults(t *testing.T) {
 		})
 	}
 }
+
+// --strict makes a warning (here B28e: a cancelled task that completes, which the spec allows)
+// fail the run with exit 3, for CI gates; without it the run passes. On a terminal the report
+// is the person's one: the warning first with its rule, section and what was seen, wrapped to
+// the terminal's 80 columns, a spinner on stderr while it runs, and the status words in
+// colour unless NO_COLOR.
+func TestCheckStrictAndTerminal(t *testing.T) {
+	s := checktest.Start(t, checktest.Options{Fault: checktest.CancelCompletes})
+	args := []string{"check", "--server", s.URL, "--protocol", "2026-07-28", "--budget", "20s"}
+	if r := runCLI(t, t.Context(), nil, args...); r.Code != ExitOK {
+		t.Errorf("a warning alone: exit %d, want %d\n%s", r.Code, ExitOK, r.Stderr)
+	}
+	r := runCLI(t, t.Context(), nil, append(args, "--strict")...)
+	if r.Code != ExitTaskFailed || !strings.Contains(r.Stderr, "--strict: 1 warnings and") {
+		t.Errorf("--strict with a warning: exit %d, want %d\n%s", r.Code, ExitTaskFailed, r.Stderr)
+	}
+	for _, colour := range []bool{false, true} {
+		out, errOut := &lockedBuffer{}, &lockedBuffer{}
+		ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+		ios.SetTTY(false, true, true)
+		ios.SetSize(80, 30)
+		env := map[string]string{"NO_COLOR": "1"}
+		if colour {
+			env = nil
+		}
+		code := runOn(t, t.Context(), ios, env, args...)
+		stdout := out.String()
+		if code != ExitOK || !strings.Contains(stdout, "WARNINGS (1)") || !strings.Contains(stdout, "B28e 2026-07-28") ||
+			!strings.Contains(stdout, "spec: EXT §Task Cancellation") || !strings.Contains(stdout, "(--all lists them)") || strings.Contains(stdout, "CHECK ") {
+			t.Errorf("colour %v: exit %d, not the terminal report:\n%s", colour, code, stdout)
+		}
+		for _, l := range strings.Split(stdout, "\n") {
+			if n := len([]rune(ansiStrip(l))); n > 80 {
+				t.Errorf("a line of %d columns on an 80-column terminal: %q", n, l)
+			}
+		}
+		if colour != strings.Contains(stdout, "\x1b[") {
+			t.Errorf("colour %v, escape codes in the report: %v", colour, !colour)
+		}
+		if e := errOut.String(); !strings.Contains(e, " checking") || !strings.HasSuffix(e, "\r\x1b[K") {
+			t.Errorf("no spinner on stderr, or its line not cleared: %q", e)
+		}
+	}
+}
+
+// ansiStrip drops CSI sequences (the report's colours) to count columns.
+func ansiStrip(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			for i += 2; i < len(s) && (s[i] < 0x40 || s[i] > 0x7e); i++ {
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

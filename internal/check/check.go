@@ -112,10 +112,31 @@ type Options struct {
 	// a server may then bind tasks to it, and unguessable task ids are no longer its only
 	// protection (C25-TASKS §Security Considerations), so A36 warns instead of failing.
 	Authorized bool
+	// Progress, when set, is told what the run is doing as it goes: the era, the phase, and
+	// the tool being called (a person's terminal shows it). It is called from several
+	// goroutines, and must return at once.
+	Progress func(Progress)
 	// LongAfter is how long a task may work before the checker treats it as long-running
 	// (and cancels it); zero derives it from the server's poll interval and the budget.
 	LongAfter time.Duration
 }
+
+// Progress is what a run is doing: which era, which phase ("discovery", "probes", "calling
+// tools", "cancelling", "judging"), and in "calling tools" which tool.
+type Progress struct {
+	Era, Phase, Tool string
+}
+
+// say tells Options.Progress what the run is doing.
+func (r *runner) say(phase, tool string) {
+	if r.o.Progress != nil {
+		r.o.Progress(Progress{Era: r.era, Phase: phase, Tool: tool})
+	}
+}
+
+// phaseWords are the words a person sees for each phase of the judgements.
+var phaseWords = map[phase]string{onDeclared: "discovery", beforeTools: "probes", onToolList: "listing tools",
+	afterTools: "probes", afterCancel: "listening", onTasks: "judging", onAnswers: "judging"}
 
 // Report is the outcome of a run.
 type Report struct {

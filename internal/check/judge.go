@@ -80,6 +80,7 @@ func (f finding) budgetCut() budgetCut {
 // judgeAll judges every rule of the era that is judged in phase p, in report order: the one
 // loop of the checker's judgements.
 func (r *runner) judgeAll(ctx context.Context, p phase) {
+	r.say(phaseWords[p], "")
 	r.quiet.Lock()
 	defer r.quiet.Unlock()
 	ev := evidence{tasks: r.taskCalls(), none: r.noTasks()}

@@ -56,6 +56,7 @@ func splitID(id string) (int, string) {
 // toolsPhase lists the tools, checks the cache hints of the list results, and runs the
 // catalogue.
 func (r *runner) toolsPhase(ctx context.Context) {
+	r.say("listing tools", "")
 	r.toolPages, r.toolsErr = r.listTools(ctx)
 	r.judgeAll(ctx, onToolList)
 	if r.toolsErr != nil && len(r.tools) == 0 {
@@ -287,6 +288,7 @@ func kept(_ *runner, c *call) string {
 // cancelPhase cancels every task still working after the catalogue; when none is, it calls
 // the slowest task tool again and cancels its task at once. It also cancels a finished task.
 func (r *runner) cancelPhase(ctx context.Context) {
+	r.say("cancelling", "")
 	var running []*call
 	var slowest *call
 	for _, c := range r.taskCalls() {

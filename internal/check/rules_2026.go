@@ -160,6 +160,7 @@ var rules2026 = []Rule{
 }
 
 func (r *runner) runModern(ctx context.Context) {
+	r.say("discovery", "")
 	r.discoverServer(ctx)
 	r.judgeAll(ctx, onDeclared)
 	r.judgeAll(ctx, beforeTools)

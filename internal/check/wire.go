@@ -65,6 +65,7 @@ func (r *runner) send(ctx context.Context, method string, params map[string]any,
 		defer r.inFlight(r.payloads, tag.taskID, -1)
 	case "tools/call":
 		tag.tool, _ = params["name"].(string)
+		r.say("calling tools", tag.tool)
 		if _, task := params["task"]; !task {
 			r.inFlight(r.plainCalls, tag.tool, 1)
 			defer r.inFlight(r.plainCalls, tag.tool, -1)

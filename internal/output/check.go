@@ -7,27 +7,218 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
+// CheckView says how the report of 'mcptask check' is shown to a person. The zero value is
+// the plain form (no terminal): the verdict table and the tools on stdout, the summary on
+// errOut, as lines a script or a log can read.
+type CheckView struct {
+	// Width, when set, is the terminal's: the report comes failures first, wrapped to it.
+	Width int
+	// Paint colours a status word or symbol in the status colours of mcptask; nil leaves it
+	// plain (NO_COLOR keeps the words).
+	Paint func(st check.Status, s string) string
+	// All also lists each rule that passed or was not judged, and what was done with each tool
+	// (--all, --verbose).
+	All bool
+	// Strict says warnings and rules not judged fail the run (--strict): the summary says so.
+	Strict bool
+}
+
 // CheckReport prints the report of 'mcptask check': the Check document, or for a person the
-// verdict table on stdout and the summary (and what the budget cut) on errOut.
-func (p *Printer) CheckReport(errOut io.Writer, server string, rep *check.Report) error {
+// report as v says.
+func (p *Printer) CheckReport(errOut io.Writer, server string, rep *check.Report, v CheckView) error {
 	counts := rep.Counts()
 	doc := Check{Type: "check", Server: server, Results: rep.Results, Tools: rep.Tools,
 		Budget:  CheckBudget{LimitMs: rep.Budget.Milliseconds(), UsedMs: rep.Used.Milliseconds(), Cut: rep.Cut},
 		Summary: counts}
 	return p.Print(doc, func(w io.Writer) error {
+		if v.Width > 0 {
+			CheckTerminal(w, server, rep, v)
+			return nil
+		}
 		CheckTable(w, rep)
-		fmt.Fprintf(errOut, "%d passed, %d failed, %d warnings, %d skipped in %s (budget %s)\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip],
+		fmt.Fprintf(errOut, "%d passed, %d failed, %d warnings, %d not judged in %s (budget %s)\n", counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip],
 			rep.Used.Round(100*time.Millisecond), rep.Budget)
+		if v.Strict && counts[check.Warn]+counts[check.Skip] > 0 {
+			fmt.Fprintf(errOut, "--strict: %d warnings and %d rules not judged fail the run\n", counts[check.Warn], counts[check.Skip])
+		}
 		if len(rep.Cut) > 0 {
 			fmt.Fprintf(errOut, "the %s budget cut: %s; give more with --budget\n", rep.Budget, termsafe.Line(strings.Join(rep.Cut, "; ")))
 		}
 		return nil
 	})
+}
+
+// checkSymbols mark each status in the terminal report; the word follows, so that the
+// report reads the same without colour.
+var checkSymbols = map[check.Status]string{check.Fail: "✗", check.Warn: "!", check.Pass: "✓", check.Skip: "–"}
+
+// checkWords are the status words of the terminal report: a skip is a rule not judged.
+var checkWords = map[check.Status]string{check.Fail: "FAIL", check.Warn: "WARN", check.Pass: "PASS", check.Skip: "NOT JUDGED"}
+
+// CheckTerminal prints the report for a person at a terminal v.Width columns wide: a header
+// line, the failures, then the warnings, each with its rule, era, section, what was seen and
+// what the spec says; then one line counting the passes and the rules not judged (v.All lists
+// them, and the tools); then what the budget cut.
+func CheckTerminal(w io.Writer, server string, rep *check.Report, v CheckView) {
+	paint := v.Paint
+	if paint == nil {
+		paint = func(_ check.Status, s string) string { return s }
+	}
+	counts := rep.Counts()
+	eras := map[string]bool{}
+	for _, r := range rep.Results {
+		eras[r.Era] = true
+	}
+	width := max(v.Width, 40)
+	head := fmt.Sprintf("mcptask check %s · %d rules in %d era(s) · %s of the %s budget", termsafe.Line(termsafe.Cut(server)), len(rep.Results), len(eras),
+		rep.Used.Round(100*time.Millisecond), rep.Budget)
+	fmt.Fprintln(w, wrapText(head, width, "  "))
+	section := func(st check.Status, title string) {
+		var list []check.Result
+		for _, r := range rep.Results {
+			if r.Status == st {
+				list = append(list, r)
+			}
+		}
+		if len(list) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n%s\n", paint(st, fmt.Sprintf("%s (%d)", title, len(list))))
+		for _, r := range list {
+			checkFinding(w, r, width, paint)
+		}
+	}
+	section(check.Fail, "FAILED")
+	section(check.Warn, "WARNINGS")
+	if v.All {
+		section(check.Skip, "NOT JUDGED")
+		section(check.Pass, "PASSED")
+	}
+	fmt.Fprintln(w)
+	var parts []string
+	for _, st := range []check.Status{check.Fail, check.Warn, check.Pass, check.Skip} {
+		word := map[check.Status]string{check.Fail: "failed", check.Warn: "warnings", check.Pass: "passed", check.Skip: "not judged"}[st]
+		parts = append(parts, paint(st, fmt.Sprintf("%s %d %s", checkSymbols[st], counts[st], word)))
+	}
+	line := strings.Join(parts, " · ")
+	if !v.All && counts[check.Pass]+counts[check.Skip] > 0 {
+		line += " (--all lists them)"
+	}
+	fmt.Fprintln(w, wrapText(line, width, "  "))
+	if v.Strict && counts[check.Warn]+counts[check.Skip] > 0 {
+		fmt.Fprintln(w, wrapText("--strict: the warnings and the rules not judged fail the run", width, ""))
+	}
+	if len(rep.Cut) > 0 {
+		fmt.Fprintln(w, wrapText(fmt.Sprintf("the %s budget cut: %s; give more with --budget", rep.Budget, termsafe.Line(strings.Join(rep.Cut, "; "))), width, "  "))
+	}
+	if v.All && len(rep.Tools) > 0 {
+		fmt.Fprintf(w, "\nTOOLS (%d)\n", len(rep.Tools))
+		for _, t := range rep.Tools {
+			seen := "not called: " + t.Why
+			if t.Called {
+				seen = "called with " + string(t.Args) + ": " + t.Seen
+				if len(t.Answers) > 0 {
+					seen += "; input answered with " + strings.Join(t.Answers, ", ")
+				}
+			}
+			fmt.Fprintln(w, wrapText(termsafe.Line(termsafe.Cut(t.Name))+" "+t.Era+"  "+termsafe.Line(termsafe.Cut(seen)), width, "      "))
+		}
+	}
+}
+
+// checkFinding prints one result: the status, rule and title, then indented the section, what
+// was seen, what the spec says and the tools it was judged on, each wrapped to width.
+func checkFinding(w io.Writer, r check.Result, width int, paint func(check.Status, string) string) {
+	const indent = "      "
+	mark := paint(r.Status, checkSymbols[r.Status]+" "+checkWords[r.Status])
+	if r.Status == check.Skip {
+		mark = paint(r.Status, checkSymbols[r.Status])
+	}
+	fmt.Fprintln(w, wrapText(mark+" "+r.ID+" "+r.Era+"  "+r.Title, width, indent))
+	if r.Status == check.Pass {
+		return // a pass is one line: its rule
+	}
+	field := func(label, text string) {
+		if text != "" {
+			fmt.Fprintln(w, wrapText(indent+label+text, width, indent+strings.Repeat(" ", len(label))))
+		}
+	}
+	field("spec: ", r.Section)
+	seen := termsafe.Line(r.Seen)
+	label := "seen: "
+	if r.Status == check.Skip {
+		label = "why:  "
+	}
+	field(label, seen)
+	if r.Quote != "" {
+		field("says: ", r.Quote)
+	}
+}
+
+// wrapText wraps s at spaces to width columns (counted in runes: the report's own words and
+// server text that termsafe made safe), continuing each further line with indent. A word
+// longer than a line is cut.
+func wrapText(s string, width int, indent string) string {
+	ind := utf8.RuneCountInString(indent)
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Split(s, " ") {
+		n := utf8.RuneCountInString(visible(word))
+		if i > 0 {
+			if col+1+n <= width {
+				b.WriteByte(' ')
+				col++
+			} else {
+				b.WriteString("\n" + indent)
+				col = ind
+			}
+		}
+		// A word longer than a whole line is cut across lines (never one carrying colour).
+		for col == ind && n > width-ind && width > ind && !strings.Contains(word, "\x1b[") {
+			runes := []rune(word)
+			k := width - col
+			b.WriteString(string(runes[:k]) + "\n" + indent)
+			word, n = string(runes[k:]), n-k
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
+}
+
+// visible is s without the escape sequences of colour (Paint's), which take no column.
+func visible(s string) string {
+	if !strings.Contains(s, "\x1b[") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cutTo shortens a line to width columns, ending it with "…" when cut.
+func cutTo(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
 }
 
 // CheckTable prints the verdicts, then what was done with each tool.
@@ -119,7 +310,7 @@ func JUnit(server string, rep *check.Report) ([]byte, error) {
 		if !ok {
 			i = len(doc.Suites)
 			idx[era] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: "mcptask check " + server + " (MCP " + era + ")"})
+			doc.Suites = append(doc.Suites, junitSuite{Name: "mcptask check " + junitText(server) + " (MCP " + era + ")"})
 		}
 		return &doc.Suites[i]
 	}
@@ -146,10 +337,10 @@ func JUnit(server string, rep *check.Report) ([]byte, error) {
 		} else {
 			line += "not called: " + t.Why
 		}
-		s.SystemOut += line + "\n"
+		s.SystemOut += junitText(line) + "\n"
 	}
 	if len(rep.Cut) > 0 && len(doc.Suites) > 0 {
-		doc.Suites[0].SystemOut += "the " + rep.Budget.String() + " budget cut: " + strings.Join(rep.Cut, "; ") + "\n"
+		doc.Suites[0].SystemOut += junitText("the "+rep.Budget.String()+" budget cut: "+strings.Join(rep.Cut, "; ")) + "\n"
 	}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -158,8 +349,15 @@ func JUnit(server string, rep *check.Report) ([]byte, error) {
 	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
+// junitText is server text made fit for a CI report: a JUnit file is shown by CI pages and
+// printed into job logs, so it keeps no escape sequence, C0 or C1 control, or bidi and
+// invisible format character of the server's (termsafe.String; encoding/xml would keep C1 and
+// bidi controls, which are valid XML characters).
+func junitText(s string) string { return termsafe.String(s) }
+
 // junitCaseOf is the testcase of one verdict.
 func junitCaseOf(r check.Result) junitCase {
+	r.Seen, r.Quote = junitText(r.Seen), junitText(r.Quote)
 	tc := junitCase{Name: r.ID + " " + r.Title, Classname: r.Section}
 	msg := fmt.Sprintf("%s (%s): %s", r.ID, r.Section, r.Seen)
 	switch r.Status {
