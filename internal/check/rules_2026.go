@@ -77,6 +77,9 @@ var rules2026 = []Rule{
 	{ID: "B22b", Era: "2026-07-28", Title: "a tool that runs only as a task, called without the extension, is refused with -32021 naming it (HTTP 400)",
 		Section: "EXT §Capability Negotiation; C26-BASIC (MissingRequiredClientCapability)", Needs: "a task tool that refuses to run without the extension",
 		phase: onTasks, evidence: refusedCalls, judge: refusedNamingExtension},
+	{ID: "B22c", Era: "2026-07-28", Title: "a tools/call with the 2025-11-25 task param and no extension declared is served normally, never with a task",
+		Section: "SEP-2663 §Backward Compatibility; EXT §Capability Negotiation", Needs: "a task tool that also runs without the extension (called once more, with the task param)",
+		phase: onTasks, whole: legacyTaskParam},
 	// B24: EXT-SCHEMA CreateTaskResult.
 	{ID: "B24", Era: "2026-07-28", Title: "CreateTaskResult is flat, with taskId, status, timestamps and ttlMs, and no legacy keys",
 		Section: "EXT §Task Creation; EXT-SCHEMA CreateTaskResult", Needs: needsTask,
@@ -294,7 +297,7 @@ func cacheHints(res json.RawMessage) string {
 	switch {
 	case !hasTTL:
 		bad = append(bad, "no ttlMs")
-	case !isInt(ttl) || strings.HasPrefix(string(ttl), "-"):
+	case !wholeNonNegative(ttl):
 		bad = append(bad, "ttlMs is "+quote(ttl)+", want an integer >= 0")
 	}
 	switch s := str(scope); {
@@ -925,6 +928,12 @@ func (r *runner) msFields(where string, m map[string]json.RawMessage) {
 	}
 }
 
+// wholeNonNegative says whether raw is a JSON integer >= 0 (the cache hints' ttlMs).
+func wholeNonNegative(raw json.RawMessage) bool {
+	whole, negative := intMs(raw)
+	return whole && !negative
+}
+
 // intMs says whether raw is a JSON integer (JSON Schema's integer: a number with no
 // fractional part), and whether it is negative.
 func intMs(raw json.RawMessage) (whole, negative bool) {
@@ -1072,4 +1081,49 @@ func listenWithoutExtension(ctx context.Context, r *runner, ev evidence) finding
 		return finding{status: Skip, seen: "the server offers no subscriptions (" + describe(m, nil) + ")", alt: true}
 	}
 	return found(r.wantError(m, nil, rpc.CodeMissingCapability, http.StatusBadRequest))
+}
+
+// legacyTaskParam judges B22c: a hybrid server honours the 2025-11-25 task param under
+// 2026-07-28 and makes a task for a client that did not declare the extension. SEP-2663 says a
+// 2026-07-28 server ignores the param; EXT §Capability Negotiation that without the extension
+// no task is returned. It calls the quickest task tool that also ran without the extension
+// once more, without the extension and with task: {}.
+func legacyTaskParam(ctx context.Context, r *runner, ev evidence) finding {
+	var pick *call
+	for _, t := range r.tools {
+		if pc := t.plainCall; pc != nil && pc.plain != nil && (pick == nil || pc.dur < pick.dur) {
+			pick = pc
+		}
+	}
+	if pick == nil {
+		_, why := refusedCalls(r, ev)
+		if len(ev.tasks) > 0 {
+			why = "no task tool also ran without the extension declared"
+		}
+		return skipped(why)
+	}
+	if !r.budgetLeft(ctx) {
+		return failed(errBudget)
+	}
+	args := pick.args
+	if args == nil {
+		args = map[string]any{}
+	}
+	pctx, cancel := context.WithTimeout(ctx, r.longAfter(0)+pick.dur)
+	defer cancel()
+	m, err := r.send(pctx, "tools/call", map[string]any{"name": pick.tool.name, "arguments": args, "task": map[string]any{}}, req{noExt: true, tool: pick.tool})
+	name := pick.tool.name
+	switch {
+	case err != nil:
+		return failed(err, name)
+	case m.Error != nil:
+		return found(fmt.Sprintf("%s: called without the extension and with the 2025-11-25 task param, it got %s, though the same call without the param ran; a 2026-07-28 server ignores the param", name, describe(m, nil)), name)
+	}
+	if res := obj(m.Result); str(res["resultType"]) == "task" || res["task"] != nil {
+		if id := firstNonEmpty(str(res["taskId"]), str(obj(res["task"])["taskId"])); id != "" {
+			_, _ = r.send(ctx, "tasks/cancel", map[string]any{"taskId": id}, req{})
+		}
+		return found(fmt.Sprintf("%s: called without the extension and with the 2025-11-25 task param, it answered with a task (%s): a hybrid of the two generations", name, quote(m.Result)), name)
+	}
+	return found("", name)
 }

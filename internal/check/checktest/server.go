@@ -82,6 +82,7 @@ const (
 	CancelCompletes       Fault = "cancel-completes"         // a task cancelled while working ends completed (allowed: warn)
 	UpdateIgnored         Fault = "update-ignored"           // tasks/update is acknowledged, but the task stays input_required
 	ListenNoGate          Fault = "listen-no-gate"           // subscriptions/listen for task ids is served without the extension
+	HybridTaskParam       Fault = "hybrid-task-param"        // the 2025-11-25 task param makes a task under 2026-07-28, without the extension
 
 	// 2025-11-25 rules.
 	LegacyCapsKey        Fault = "legacy-caps-key"        // an unknown key under capabilities.tasks
@@ -740,7 +741,8 @@ func (s *Server) modernCall(r *http.Request, m *request, hasExt bool) (any, *rpc
 	if e != nil {
 		return nil, e
 	}
-	task := tl.kind != "sync" && (hasExt || s.is(TaskWithoutExt)) && !s.is(HalfModern)
+	hybrid := s.is(HybridTaskParam) && len(p.Task) > 0 && string(p.Task) != "null"
+	task := tl.kind != "sync" && (hasExt || s.is(TaskWithoutExt) || hybrid) && !s.is(HalfModern)
 	if !task {
 		switch {
 		case tl.support == "required":
