@@ -31,7 +31,7 @@ func terminalReport() *check.Report {
 				Seen: "crawl: the task, cancelled while it was working, ended completed; the spec allows it, but the conformance suite's sep-2663-tasks-get-status-cancelled fails it"},
 			{ID: "A6b", Era: "2025-11-25", Title: "every notifications/tasks/status is a full Task of this session", Section: "C25-TASKS §Task Status Notification", Status: check.Skip, Seen: "the server sent no notifications/tasks/status (they are optional)"},
 			{ID: "A9b", Era: "2025-11-25", Title: "tasks/result sent while a task is working or input_required answers only once the task is terminal", Section: "C25-TASKS §Result Retrieval", Status: check.Fail,
-				Seen: "summarize: tasks/result sent while the task was working answered at once (error -32602 \"task is not finished yet\"), and tasks/get right after still said working",
+				Seen:  "summarize: tasks/result sent while the task was working answered at once (error -32602 \"task is not finished yet\"), and tasks/get right after still said working",
 				Quote: "When a receiver receives a tasks/result request for a task in any other non-terminal status (working or input_required), it MUST block the response until the task reaches a terminal status."},
 			{ID: "A4", Era: "2025-11-25", Title: "the first status of a task is working", Section: "C25-TASKS §Task Status Lifecycle", Status: check.Pass},
 		},
