@@ -1021,7 +1021,7 @@ func cancelEnds(_ *runner, c *call) string {
 	t.mu.Unlock()
 	for _, st := range after {
 		if st == "completed" || st == "failed" {
-			return fmt.Sprintf("the task, cancelled while it was working, ended %s; the spec allows it (\"cancellation is cooperative\": a task may still end completed or failed), but the conformance suite's sep-2663-tasks-get-status-cancelled fails it, and clients built to it expect cancelled", st)
+			return fmt.Sprintf("cancelled while working, the task ended %s; the spec allows it (cancellation is cooperative), but the conformance suite's sep-2663-tasks-get-status-cancelled fails it", st)
 		}
 	}
 	return ""

@@ -104,7 +104,11 @@ func CheckTerminal(w io.Writer, server string, rep *check.Report, v CheckView) {
 	var parts []string
 	for _, st := range []check.Status{check.Fail, check.Warn, check.Pass, check.Skip} {
 		word := map[check.Status]string{check.Fail: "failed", check.Warn: "warnings", check.Pass: "passed", check.Skip: "not judged"}[st]
-		parts = append(parts, paint(st, fmt.Sprintf("%s %d %s", checkSymbols[st], counts[st], word)))
+		part := fmt.Sprintf("%s %d %s", checkSymbols[st], counts[st], word)
+		if counts[st] > 0 {
+			part = paint(st, part) // a zero is not news
+		}
+		parts = append(parts, part)
 	}
 	line := strings.Join(parts, " · ")
 	if !v.All && counts[check.Pass]+counts[check.Skip] > 0 {
