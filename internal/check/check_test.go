@@ -339,3 +339,37 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// "Not judged" is an outcome, never a silent skip: every rule that could not run says why,
+// whatever kept it from running (no call allowed, no extension, a server that offers little).
+func TestEveryNotJudgedSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    checktest.Options
+		opts Options
+	}{
+		{"no-call", checktest.Options{}, Options{NoCall: true}},
+		{"half-modern", checktest.Options{Fault: checktest.HalfModern}, Options{Eras: []string{rpc.VersionModern}}},
+		{"input only", checktest.Options{Tools: checktest.InputOnly}, Options{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := checktest.Start(t, c.o)
+			o := c.opts
+			o.HTTP, o.Connect, o.Budget = true, connector(s.URL), 20*time.Second
+			rep := Run(t.Context(), o)
+			n := 0
+			for _, r := range rep.Results {
+				if r.Status != Skip {
+					continue
+				}
+				n++
+				if strings.TrimSpace(r.Seen) == "" {
+					t.Errorf("%s %s is not judged and does not say why", r.Era, r.ID)
+				}
+			}
+			if n == 0 {
+				t.Error("nothing was left unjudged: the case does not test what it means to")
+			}
+		})
+	}
+}

@@ -90,7 +90,11 @@ func (r *runner) noTasks() string {
 	case r.modern && !r.offersTasks() && r.o.NoCall:
 		return "the server does not declare the " + rpc.TasksExtension + " extension, and --no-call: no tool was called to see whether it serves tasks all the same"
 	case r.modern && !r.offersTasks():
-		return "the server does not declare the " + rpc.TasksExtension + " extension, and no tool called with it declared answered with a task (" + why + ")"
+		s := "the server does not declare the " + rpc.TasksExtension + " extension, and no tool called with it declared answered with a task"
+		if d := strings.TrimPrefix(why, "no tool answered with a task"); d != why {
+			return s + d
+		}
+		return s + " (" + why + ")"
 	case !r.modern && !r.legacyCaps.call:
 		return "initialize declares no tasks.requests.tools.call, so the server offers no tasks in 2025-11-25"
 	}
