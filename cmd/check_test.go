@@ -90,6 +90,7 @@ func TestCheckBrokenServers(t *testing.T) {
 		{checktest.UpdateIgnored, "2026/B28f", ""},
 		{checktest.ListenNoGate, "2026/B30b", ""},
 		{checktest.HybridTaskParam, "2026/B22c", ""},
+		{checktest.UpdateUnknownAck, "", "2026/B29b"},
 		{checktest.NestedCreate, "2026/B24 2026/B0:tools/call", ""},
 		{checktest.GetNotConsistent, "2026/B25", ""},
 		{checktest.FailedNoError, "2026/B26 2026/B0:tasks/get", ""},

@@ -83,6 +83,7 @@ const (
 	UpdateIgnored         Fault = "update-ignored"           // tasks/update is acknowledged, but the task stays input_required
 	ListenNoGate          Fault = "listen-no-gate"           // subscriptions/listen for task ids is served without the extension
 	HybridTaskParam       Fault = "hybrid-task-param"        // the 2025-11-25 task param makes a task under 2026-07-28, without the extension
+	UpdateUnknownAck      Fault = "update-unknown-ack"       // tasks/update of an unknown id is acknowledged (SHOULD: warn)
 
 	// 2025-11-25 rules.
 	LegacyCapsKey        Fault = "legacy-caps-key"        // an unknown key under capabilities.tasks
@@ -821,6 +822,9 @@ func (s *Server) modernTaskMethod(m *request, hasExt bool) (any, *rpcError) {
 			return nil, errf(200, -32603, "no such task")
 		}
 		if m.Method == "tasks/cancel" && s.is(CancelUnknownAck) {
+			return s.complete(nil), nil
+		}
+		if m.Method == "tasks/update" && s.is(UpdateUnknownAck) {
 			return s.complete(nil), nil
 		}
 		return nil, errf(200, -32602, "unknown task %q", p.TaskID)
