@@ -105,8 +105,8 @@ The rules, with their sections and what each needs from the server's tools, are
 listed in docs/guide/check.md ("Checking a server").
 
 EXIT STATUS
-  0 nothing failed (warnings allowed); 3 at least one check failed (with --strict, or a
-  warning, or a rule not judged); 1 the server could not be reached; 2 a usage error.`,
+  0 nothing failed (warnings allowed); 3 at least one check failed (with --strict, also
+  a warning or a rule not judged); 1 the server could not be reached; 2 a usage error.`,
 		Example: `  mcptask check --server http://127.0.0.1:8080/mcp
   mcptask check --stdio 'node dist/index.js stdio'
   mcptask check --server "$URL" --tool deploy --args '{"env":"staging"}'
