@@ -272,10 +272,11 @@ type checkSpinner struct {
 }
 
 // startCheckSpinner starts the spinner when a person watches stderr (the report may go to a
-// pipe or a file meanwhile); else it returns one that draws nothing.
+// pipe or a file meanwhile) and nothing else writes there as it runs (--trace); else it
+// returns one that draws nothing.
 func startCheckSpinner(f *Factory) *checkSpinner {
 	s := &checkSpinner{out: f.IO.ErrOut}
-	if !f.IO.IsStderrTTY() || f.Getenv("CI") != "" || f.Getenv("TERM") == "dumb" {
+	if !f.IO.IsStderrTTY() || f.Getenv("CI") != "" || f.Getenv("TERM") == "dumb" || f.Global.Trace {
 		return s
 	}
 	width := terminalWidth(f)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/check/checktest"
 	"github.com/mcptask/mcptask/internal/demo"
 )
@@ -713,4 +714,20 @@ func ansiStrip(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// The spinner's line says the era, the phase and the tool, fits the terminal, and shows a
+// server's tool name only once made safe: a name carrying escape sequences cannot move the
+// cursor or retitle the window while check runs.
+func TestCheckSpinnerLine(t *testing.T) {
+	p := check.Progress{Era: "2026-07-28", Phase: "calling tools", Tool: "summarize\x1b]0;pwned\x07\x1b[2J"}
+	if got := checkSpinnerLine("⠋", p, 80); got != "⠋ checking 2026-07-28 · calling tools · summarize" {
+		t.Errorf("line %q", got)
+	}
+	if got := checkSpinnerLine("⠋", p, 30); len([]rune(got)) > 29 || !strings.HasSuffix(got, "…") {
+		t.Errorf("at 30 columns: %q (%d)", got, len([]rune(got)))
+	}
+	if got := checkSpinnerLine("⠋", check.Progress{}, 80); got != "⠋ checking" {
+		t.Errorf("before the first era: %q", got)
+	}
 }
