@@ -76,7 +76,11 @@ func CheckTerminal(w io.Writer, server string, rep *check.Report, v CheckView) {
 		eras[r.Era] = true
 	}
 	width := max(v.Width, 40)
-	head := fmt.Sprintf("mcptask check %s · %d rules in %d era(s) · %s of the %s budget", termsafe.Line(termsafe.Cut(server)), len(rep.Results), len(eras),
+	eraWord := "eras"
+	if len(eras) == 1 {
+		eraWord = "era"
+	}
+	head := fmt.Sprintf("mcptask check %s · %d rules in %d %s · %s of the %s budget", termsafe.Line(termsafe.Cut(server)), len(rep.Results), len(eras), eraWord,
 		rep.Used.Round(100*time.Millisecond), rep.Budget)
 	fmt.Fprintln(w, wrapText(head, width, "  "))
 	section := func(st check.Status, title string) {
