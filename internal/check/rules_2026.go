@@ -1046,14 +1046,26 @@ func answeredAdvances(r *runner, c *call) string {
 			return "" // B28d judges it
 		}
 	}
-	lp := t.last()
-	if lp == nil {
+	// The last two polls must ask the very same: a server that keeps asking new questions is
+	// moving on, however long it takes.
+	n := len(t.polls)
+	if n < 2 {
 		return ""
 	}
-	var d struct {
+	lp, prev := &t.polls[n-1], &t.polls[n-2]
+	if lp.msg == nil || prev.msg == nil || lp.status != "input_required" || prev.status != "input_required" {
+		return ""
+	}
+	var d, dp struct {
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
 	}
 	_ = json.Unmarshal(lp.msg.Result, &d)
+	_ = json.Unmarshal(prev.msg.Result, &dp)
+	a, _ := json.Marshal(d.InputRequests)
+	b, _ := json.Marshal(dp.InputRequests)
+	if string(compact(a)) != string(compact(b)) {
+		return ""
+	}
 	var keys []string
 	for k := range d.InputRequests {
 		a, ok := t.answered[k]
