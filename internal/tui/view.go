@@ -365,23 +365,72 @@ func (m Model) idCell(id string, w int) string {
 	return safe(ids.prefix[id])
 }
 
-// servers counts the distinct servers of the view's tasks and measures the widest, again only
-// when some task's server changed.
+// servers counts the distinct servers of the view's tasks and measures the widest label
+// (serverLabels), again only when some task's server changed.
 func (m Model) servers() (n, width int) {
 	c := &m.rows
 	if c.serversCounted && c.serverCount == c.serverStamp {
 		return c.serverN, c.serverW
 	}
+	var all []string
 	seen := map[string]bool{}
-	w := 0
 	for _, t := range m.tasks {
 		if s := t.snap.Server; s != "" && !seen[s] {
 			seen[s] = true
-			w = max(w, ansi.StringWidth(safe(s)))
+			all = append(all, s)
 		}
+	}
+	c.serverLabel = serverLabels(all)
+	w := 0
+	for _, l := range c.serverLabel {
+		w = max(w, ansi.StringWidth(l))
 	}
 	c.serverN, c.serverW, c.serverCount, c.serversCounted = len(seen), w, c.serverStamp, true
 	return c.serverN, c.serverW
+}
+
+// serverLabels names each server for the table's narrow column: its URL without the scheme
+// and without a trailing "/mcp" (the usual endpoint), each dropped only while every label
+// stays distinct; the detail view names the server in full.
+func serverLabels(servers []string) map[string]string {
+	labels := make(map[string]string, len(servers))
+	for _, s := range servers {
+		labels[s] = safe(s)
+	}
+	for _, cut := range []func(string) string{
+		func(l string) string {
+			if i := strings.Index(l, "://"); i > 0 && !strings.ContainsAny(l[:i], " /") {
+				return l[i+3:]
+			}
+			return l
+		},
+		func(l string) string { return strings.TrimSuffix(l, "/mcp") },
+	} {
+		next := make(map[string]string, len(labels))
+		distinct := map[string]bool{}
+		for s, l := range labels {
+			next[s] = cut(l)
+			distinct[next[s]] = true
+		}
+		if len(distinct) == len(labels) {
+			labels = next
+		}
+	}
+	return labels
+}
+
+// serverCell is server's label cut to w cells in the middle, keeping its end (a port, a
+// path), which is where servers on one host differ.
+func (m Model) serverCell(server string, w int) string {
+	l, ok := m.rows.serverLabel[server]
+	if !ok {
+		l = safe(server)
+	}
+	if w <= 0 || ansi.StringWidth(l) <= w || !isASCII(l) {
+		return l // clipN cuts what does not fit
+	}
+	head := (w - 1) / 2
+	return l[:head] + "…" + l[len(l)-(w-1-head):]
 }
 
 func (m Model) renderTable() string {
@@ -405,7 +454,7 @@ func (m Model) renderTable() string {
 		line := fmt.Sprintf("/%s%s  %d of %d", termsafe.Line(m.filter), typing, len(shown), len(m.ids))
 		b.WriteString(st.key.Render(clip(line, w)) + "\n")
 	}
-	m.rows.reset(fmt.Sprint(w, cols))
+	m.rows.reset(fmt.Sprint(w, cols, m.rows.serverStamp))
 	if m.rows.header == "" {
 		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
 	}
@@ -523,7 +572,7 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 		if sel {
 			mark = "> "
 		}
-		line := row.format(mark, m.idCell(id, row.cols[0].width), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
+		line := row.format(mark, m.idCell(id, row.cols[0].width), statusLabel(statusOf(t)), safe(s.Tool), m.serverCell(s.Server, row.cols[3].width), age, next, c.msg)
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
@@ -605,6 +654,7 @@ type rowCache struct {
 	// servers as of serverStamp, which every change of a task's server bumps.
 	ids                      *idColumn
 	serverN, serverW         int
+	serverLabel              map[string]string
 	serverCount, serverStamp uint64
 	serversCounted           bool
 }
