@@ -13,7 +13,7 @@ import (
 type keyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Open, Back, Filter, Clear key.Binding
 	Cancel, Answer, Help, Quit, Yes                                    key.Binding
-	Page, Ends, Apply                                                  key.Binding
+	Page, Ends, Apply, Arrows, Detach                                  key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -36,6 +36,8 @@ func defaultKeys() keyMap {
 		Page:     key.NewBinding(key.WithKeys("pgup", "pgdown"), key.WithHelp("pgup/pgdn", "page")),
 		Ends:     key.NewBinding(key.WithKeys("g", "G"), key.WithHelp("g/G", "first/last")),
 		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+		Arrows:   key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "move")),
+		Detach:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "detach")),
 	}
 }
 
@@ -52,8 +54,10 @@ type screenKeys struct {
 func (m Model) screenKeys() screenKeys {
 	k := m.keys
 	if m.filtering {
-		apply := []key.Binding{k.Up, k.Down, k.Apply, k.Clear}
-		return screenKeys{short: apply, drop: []key.Binding{k.Down, k.Up, k.Apply}, full: [][]key.Binding{apply}}
+		// While the filter is typed, letters are the filter's: only the arrows move, and
+		// ctrl+c is the way out.
+		apply := []key.Binding{k.Arrows, k.Apply, k.Clear, k.Detach}
+		return screenKeys{short: apply, drop: []key.Binding{k.Arrows, k.Apply}, full: [][]key.Binding{apply}}
 	}
 	shown := m.shown()
 	t := m.selected()

@@ -130,8 +130,9 @@ func lastLine(frame string) string {
 // enter keeps it, esc clears it.
 //
 // What a person sees: a "/work▏  2 of 5" line over the table, the two working tasks, and a
-// help line that says enter keeps the filter and esc clears it; after enter the typing mark
-// goes and the help offers "esc clear filter".
+// help line that says the arrows move, enter keeps the filter, esc clears it and ctrl+c
+// detaches (q and k/j are letters of the filter then); after enter the typing mark goes and the
+// help offers "esc clear filter".
 func TestFilterGolden(t *testing.T) {
 	for _, width := range []int{60, 100, 140} {
 		m := twoServers(width)
@@ -146,7 +147,8 @@ func TestFilterGolden(t *testing.T) {
 		if !strings.Contains(typing, "/work▏  2 of 5") || strings.Count(typing, "working") != 3 { // 2 rows and the summary
 			t.Errorf("%d columns: the filter must show the 2 working tasks:\n%s", width, typing)
 		}
-		if strings.Contains(typing, "failed ") || !strings.Contains(lastLine(typing), "esc clear filter") {
+		if strings.Contains(typing, "failed ") || !strings.Contains(lastLine(typing), "esc clear filter") ||
+			!strings.HasSuffix(lastLine(typing), "ctrl+c detach") || strings.Contains(lastLine(typing), "k up") {
 			t.Errorf("%d columns: a task that does not match is shown, or the help is wrong:\n%s", width, typing)
 		}
 		if m.filtering || !strings.Contains(kept, "/work  2 of 5") || !strings.Contains(lastLine(kept), "esc clear filter") {
