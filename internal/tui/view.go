@@ -635,8 +635,10 @@ type rowCache struct {
 	rows   map[string]cachedRow
 	header string // the table's header line, for sig
 	builds int    // rows rendered anew, for tests
-	// help is the short help line, for helpKey.
-	help, helpKey string
+	// help is the short help line, for the screen helpFor describes.
+	help      string
+	helpFor   helpState
+	helpValid bool
 	// tallies counts the tasks by status for the summary line, as of statusStamp.
 	tallies     [tallyKinds]int
 	tallyStamp  uint64
@@ -718,16 +720,28 @@ func (c *rowCache) reset(sig string) {
 // shortHelpLine is the one-line help of the screen on show, rendered again only when the
 // keys that work or the width changed: it is the same line nearly every frame.
 func (m Model) shortHelpLine() string {
-	sk := m.screenKeys()
-	var k strings.Builder
-	fmt.Fprint(&k, m.width)
-	for _, b := range sk.short {
-		k.WriteString("\x00" + b.Help().Key)
-	}
-	if key := k.String(); m.rows.helpKey != key {
-		m.rows.help, m.rows.helpKey = m.helpLine(sk, m.width), key
+	if st := m.helpState(); !m.rows.helpValid || m.rows.helpFor != st {
+		m.rows.help, m.rows.helpFor, m.rows.helpValid = m.helpLine(m.screenKeys(), m.width), st, true
 	}
 	return m.rows.help
+}
+
+// helpState is what the keys of the screen on show depend on (screenKeys).
+type helpState struct {
+	width                                    int
+	filtering, filtered, table, many, scroll bool
+	several, cancel, answer                  bool
+}
+
+func (m Model) helpState() helpState {
+	n := len(m.shown())
+	t := m.selected()
+	table := len(m.ids) > 1 && !m.detail
+	return helpState{
+		width: m.width, filtering: m.filtering, filtered: m.filter != "", table: table,
+		many: len(m.ids) > 1, scroll: table && n > m.rowsRoom(), several: n > 1,
+		cancel: t != nil && !t.finished(), answer: m.answerable() != "",
+	}
 }
 
 func (c *rowCache) get(id string) cachedRow    { return c.rows[id] }
