@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 )
 
 // TestShortIDs: each id gets the shortest prefix of at least 8 characters that no other id
@@ -96,7 +97,7 @@ func checkFrame(t *testing.T, name string, width int, frame string) string {
 // always stand apart.
 func TestTwoServersGolden(t *testing.T) {
 	for _, width := range []int{60, 100, 140} {
-		m := twoServers(width)
+		m := drive(t, twoServers(width), width, func(tm *teatest.TestModel) { waitOutput(t, tm, "q detach") })
 		frame := checkFrame(t, "two servers", width, m.View().Content)
 		golden(t, fmt.Sprintf("two-servers-%d", width), frame)
 		header := strings.Split(frame, "\n")[0]
@@ -135,14 +136,17 @@ func lastLine(frame string) string {
 // help offers "esc clear filter".
 func TestFilterGolden(t *testing.T) {
 	for _, width := range []int{60, 100, 140} {
-		m := twoServers(width)
-		m, _ = update(m, tea.KeyPressMsg{Code: '/', Text: "/"})
-		for _, r := range "work" {
-			m, _ = update(m, tea.KeyPressMsg{Code: r, Text: string(r)})
-		}
-		typing := checkFrame(t, "filter", width, m.View().Content)
-		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEnter})
-		kept := checkFrame(t, "filter kept", width, m.View().Content)
+		// Each frame is the real program's, driven by keys; ctrl+c ends it where it stands.
+		typing := checkFrame(t, "filter", width, drive(t, twoServers(width), width, func(tm *teatest.TestModel) {
+			tm.Type("/work")
+			waitOutput(t, tm, "2 of 5")
+		}).View().Content)
+		final := drive(t, twoServers(width), width, func(tm *teatest.TestModel) {
+			tm.Type("/work")
+			tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+			waitOutput(t, tm, "/work  2 of 5")
+		})
+		kept := checkFrame(t, "filter kept", width, final.View().Content)
 		golden(t, fmt.Sprintf("filter-%d", width), typing+"==== after enter\n"+kept)
 		if !strings.Contains(typing, "/work▏  2 of 5") || strings.Count(typing, "working") != 3 { // 2 rows and the summary
 			t.Errorf("%d columns: the filter must show the 2 working tasks:\n%s", width, typing)
@@ -151,10 +155,10 @@ func TestFilterGolden(t *testing.T) {
 			!strings.HasSuffix(lastLine(typing), "ctrl+c detach") || strings.Contains(lastLine(typing), "k up") {
 			t.Errorf("%d columns: a task that does not match is shown, or the help is wrong:\n%s", width, typing)
 		}
-		if m.filtering || !strings.Contains(kept, "/work  2 of 5") || !strings.Contains(lastLine(kept), "esc clear filter") {
+		if final.filtering || !strings.Contains(kept, "/work  2 of 5") || !strings.Contains(lastLine(kept), "esc clear filter") {
 			t.Errorf("%d columns: enter must keep the filter:\n%s", width, kept)
 		}
-		m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyEscape})
+		m, _ := update(final, tea.KeyPressMsg{Code: tea.KeyEscape})
 		if c := m.View().Content; strings.Contains(c, "of 5") || !strings.Contains(c, "failed") {
 			t.Errorf("%d columns: esc must clear the filter:\n%s", width, c)
 		}
@@ -181,8 +185,11 @@ func TestHelpNarrowGolden(t *testing.T) {
 		m := twoServers(width)
 		m, _ = update(m, tea.WindowSizeMsg{Width: width, Height: 8}) // the rows do not fit: paging works
 		line := lastLine(checkFrame(t, "help", width, m.View().Content))
-		m, _ = update(m, tea.KeyPressMsg{Code: '?', Text: "?"})
-		full := checkFrame(t, "full help", width, m.View().Content)
+		final := drive(t, m, width, func(tm *teatest.TestModel) {
+			tm.Type("?")
+			waitOutput(t, tm, "home/g")
+		})
+		full := checkFrame(t, "full help", width, final.View().Content)
 		golden(t, fmt.Sprintf("help-%d", width), line+"\n==== ?\n"+full)
 		if !strings.HasSuffix(line, "q detach") {
 			t.Errorf("%d columns: the help line lost q: %q", width, line)
@@ -199,6 +206,23 @@ func TestHelpNarrowGolden(t *testing.T) {
 	if line := lastLine(twoServers(140).View().Content); strings.Contains(line, "pgup") {
 		t.Errorf("paging is offered although every row fits: %q", line)
 	}
+}
+
+// drive runs the real program over m on a terminal width columns wide (and as high as m
+// was), lets steps type into it, ends it with ctrl+c and returns the final model.
+func drive(t *testing.T, m Model, width int, steps func(tm *teatest.TestModel)) Model {
+	t.Helper()
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(width, m.height))
+	steps(tm)
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+}
+
+// waitOutput waits until the program has drawn want.
+func waitOutput(t *testing.T, tm *teatest.TestModel, want string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(ansi.Strip(string(b)), want) },
+		teatest.WithDuration(10*time.Second))
 }
 
 // TestPagingKeys: PgDn and PgUp move a page of rows, End/G and Home/g to the last and first.
