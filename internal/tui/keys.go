@@ -13,31 +13,33 @@ import (
 type keyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Open, Back, Filter, Clear key.Binding
 	Cancel, Answer, Help, Quit, Yes                                    key.Binding
-	Page, Ends, Apply, Arrows, Detach                                  key.Binding
+	Page, Ends, Apply, Arrows, Detach, ConfirmYes, ConfirmNo           key.Binding
 }
 
 func defaultKeys() keyMap {
 	return keyMap{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last")),
-		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
-		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		Clear:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		Cancel:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel task")),
-		Answer:   key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "answer input")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "keys")),
-		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "detach")),
-		Yes:      key.NewBinding(key.WithKeys("y", "Y")),
-		Page:     key.NewBinding(key.WithKeys("pgup", "pgdown"), key.WithHelp("pgup/pgdn", "page")),
-		Ends:     key.NewBinding(key.WithKeys("g", "G"), key.WithHelp("g/G", "first/last")),
-		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
-		Arrows:   key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "move")),
-		Detach:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "detach")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last")),
+		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Clear:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel task")),
+		Answer:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "answer input")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "keys")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "detach")),
+		Yes:        key.NewBinding(key.WithKeys("y", "Y")),
+		Page:       key.NewBinding(key.WithKeys("pgup", "pgdown"), key.WithHelp("pgup/pgdn", "page")),
+		Ends:       key.NewBinding(key.WithKeys("g", "G"), key.WithHelp("g/G", "first/last")),
+		Apply:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+		Arrows:     key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "move")),
+		Detach:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "detach")),
+		ConfirmYes: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "cancel it")),
+		ConfirmNo:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "keep it running")),
 	}
 }
 
@@ -53,6 +55,11 @@ type screenKeys struct {
 // screenKeys lists the keys that work on the screen on show.
 func (m Model) screenKeys() screenKeys {
 	k := m.keys
+	if m.confirm {
+		// Any key but y answers no; q among them.
+		yn := []key.Binding{k.ConfirmYes, k.ConfirmNo, k.Detach}
+		return screenKeys{short: yn, drop: []key.Binding{k.ConfirmNo}, full: [][]key.Binding{yn}}
+	}
 	if m.filtering {
 		// While the filter is typed, letters are the filter's: only the arrows move, and
 		// ctrl+c is the way out.

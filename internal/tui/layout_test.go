@@ -276,3 +276,18 @@ func TestAnswerJumps(t *testing.T) {
 		t.Errorf("i on the task that asks must open its form")
 	}
 }
+
+// TestConfirmHelp: while the y/n question about a cancel is on screen, the help line offers y
+// and n (every other key, q too, answers no) and ctrl+c to detach, not the table's keys.
+func TestConfirmHelp(t *testing.T) {
+	m := twoServers(100)
+	m, _ = update(m, tea.KeyPressMsg{Code: 'c', Text: "c"})
+	line := lastLine(m.View().Content)
+	if line != "y cancel it • n keep it running • ctrl+c detach" {
+		t.Errorf("help line while confirming: %q", line)
+	}
+	m, _ = update(m, tea.KeyPressMsg{Code: 'q', Text: "q"})
+	if m.confirm || m.detached || strings.Contains(lastLine(m.View().Content), "y cancel") {
+		t.Errorf("q during the question must answer no and bring the table's help back")
+	}
+}

@@ -729,6 +729,7 @@ func (m Model) shortHelpLine() string {
 // helpState is what the keys of the screen on show depend on (screenKeys).
 type helpState struct {
 	width                                    int
+	confirm                                  bool
 	filtering, filtered, table, many, scroll bool
 	several, cancel, answer                  bool
 }
@@ -738,7 +739,7 @@ func (m Model) helpState() helpState {
 	t := m.selected()
 	table := len(m.ids) > 1 && !m.detail
 	return helpState{
-		width: m.width, filtering: m.filtering, filtered: m.filter != "", table: table,
+		width: m.width, confirm: m.confirm, filtering: m.filtering, filtered: m.filter != "", table: table,
 		many: len(m.ids) > 1, scroll: table && n > m.rowsRoom(), several: n > 1,
 		cancel: t != nil && !t.finished(), answer: m.answerable() != "",
 	}
