@@ -203,6 +203,17 @@ func TestHelpNarrowGolden(t *testing.T) {
 			t.Errorf("%d columns: ? lists esc, which does nothing on a table without a filter:\n%s", width, full)
 		}
 	}
+	// At 40 columns the three columns of ? do not fit side by side: they wrap below each other,
+	// every key still listed and no line wider than the terminal.
+	m := twoServers(40)
+	m, _ = update(m, tea.WindowSizeMsg{Width: 40, Height: 8})
+	m, _ = update(m, tea.KeyPressMsg{Code: '?', Text: "?"})
+	full := checkFrame(t, "full help at 40", 40, m.fullHelp(m.screenKeys()))
+	for _, k := range []string{"q detach", "enter details", "home/g"} {
+		if !strings.Contains(full, k) {
+			t.Errorf("40 columns: ? lost %q:\n%s", k, full)
+		}
+	}
 	if line := lastLine(twoServers(140).View().Content); strings.Contains(line, "pgup") {
 		t.Errorf("paging is offered although every row fits: %q", line)
 	}
