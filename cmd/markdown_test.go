@@ -53,3 +53,29 @@ func TestMarkdownResult(t *testing.T) {
 		t.Errorf("a text that is not clearly Markdown must be printed as it is: %q", out)
 	}
 }
+
+// TestHostileMarkdownOnTerminal plays a server whose Markdown result hides escapes in a
+// heading, a link's URL (an OSC 8 hyperlink of its own, to disguise a target) and a code block:
+// drawn as a document on a terminal (NO_COLOR, so mdterm adds no colour), not one escape or
+// control character reaches the screen, and the link's real URL is shown as text.
+func TestHostileMarkdownOnTerminal(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const evil = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;https://evil.example/\x1b\\\u009b31m\u202e"
+	text := "# Report" + evil + "\n\n- see [the docs](https://good.example/" + evil + "docs)\n- two\n\n```\n" + evil + "ls\n```\n"
+	a, _ := json.Marshal(map[string]string{"text": text})
+	_, out, errOut, code := runOnTerminal(t, ctx, "call", "echo", "--args", string(a), "--server", url)
+	if c := <-code; c != ExitOK {
+		t.Fatalf("exit %d\n%s", c, errOut.String())
+	}
+	got := out.String()
+	for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "pwned", "evil.example"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%q reached the terminal: %q", bad, got)
+		}
+	}
+	if !strings.Contains(got, "• see the docs https://good.example/") || !strings.Contains(got, "  # Report") {
+		t.Errorf("the document does not show the link's URL in plain sight:\n%s", got)
+	}
+}
