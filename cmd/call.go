@@ -151,7 +151,8 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	}
 	if res.Kind != rpc.KindTask {
 		env, text, code, err := output.Called(opts.Tool, res, c.Era(), ref.String())
-		return cmp.Or(f.printer().Print(env, writeText(text)), exitErr(code, err))
+		p := f.printer()
+		return cmp.Or(p.Print(env, writeText(p.ResultText(env, text))), exitErr(code, err))
 	}
 	t := res.Task
 	// The task id must be safe before anything is printed (PROTOCOL.md §5 rule 26).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
@@ -37,7 +39,8 @@ func NewCmdDemo(f *Factory) *cobra.Command {
 		Short: "Watch a real task run against the built-in demo server",
 		Long: `Start the built-in demo MCP server on a free loopback port and run
 'mcptask call sleep' against it, so you can see a task being created, polled and
-finished without setting anything up.
+finished without setting anything up. On a terminal it ends with commands to try
+next, against 'mcptask demo serve' on the same address.
 
 The demo server speaks both MCP 2026-07-28 (with the tasks extension) and MCP
 2025-11-25 (core tasks) on one endpoint; --protocol picks which one the demo uses.
@@ -69,7 +72,36 @@ func runDemo(ctx context.Context, opts *DemoOptions) error {
 	defer stop()
 	fmt.Fprintf(f.IO.ErrOut, "Demo MCP server listening on %s\n", url)
 	fmt.Fprintf(f.IO.ErrOut, "Running: mcptask call sleep --arg seconds=%d --server %s\n\n", opts.Seconds, url)
-	return runCall(ctx, &CallOptions{f: f, server: url, Tool: "sleep", Arg: []string{fmt.Sprintf("seconds=%d", opts.Seconds)}})
+	err = runCall(ctx, &CallOptions{f: f, server: url, Tool: "sleep", Arg: []string{fmt.Sprintf("seconds=%d", opts.Seconds)}})
+	if err == nil && f.IO.CanPrompt(f.Getenv) && f.IO.IsStderrTTY() {
+		// A person ran the demo: say what to try next. On a pipe the output stays the call's.
+		fmt.Fprint(f.IO.ErrOut, demoNext(url))
+	}
+	return err
+}
+
+// demoNext is what to try after the demo, against a demo server on the address the demo used,
+// so that every command shown works as it is once that server runs.
+func demoNext(serverURL string) string {
+	addr := "127.0.0.1:8080"
+	if u, err := url.Parse(serverURL); err == nil && u.Host != "" {
+		addr = u.Host
+	}
+	s := "--server " + serverURL
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe demo server has stopped. To try more, run it in another terminal:\n")
+	fmt.Fprintf(&b, "  mcptask demo serve --addr %s\n", addr)
+	fmt.Fprintf(&b, "then:\n")
+	for _, c := range [][2]string{
+		{"its tools:", "mcptask tools " + s},
+		{"a task that asks:", "mcptask call ask " + s},
+		{"start one, leave it:", "mcptask call forever --detach " + s},
+		{"your tasks:", "mcptask list"},
+		{"follow them live:", "mcptask resume"},
+	} {
+		fmt.Fprintf(&b, "  %-21s %s\n", c[0], c[1])
+	}
+	return b.String()
 }
 
 func newCmdDemoServe(f *Factory) *cobra.Command {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,33 @@ func TestDemoStaysOnLoopback(t *testing.T) {
 	stop()
 	if code := <-done; code != ExitOK {
 		t.Errorf("interrupted demo exited %d", code)
+	}
+}
+
+// TestDemoSaysWhatNext: `mcptask demo` run by a person ends with commands to try next, each
+// against a demo server on the address the demo itself used (so the URL shown is the one the
+// suggested `demo serve` will listen on); on a pipe the output is the call's alone.
+func TestDemoSaysWhatNext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	_, out, errOut, code := runOnTerminal(t, ctx, "demo", "--seconds", "1")
+	if c := <-code; c != ExitOK {
+		t.Fatalf("demo on a terminal: exit %d\n%s", c, errOut.String())
+	}
+	m := regexp.MustCompile(`listening on (http://(127\.0\.0\.1:\d+)/mcp)`).FindStringSubmatch(errOut.String())
+	if m == nil {
+		t.Fatalf("the demo does not say where it listens:\n%s", errOut.String())
+	}
+	for _, want := range []string{"mcptask demo serve --addr " + m[2] + "\n", "mcptask call ask --server " + m[1] + "\n", "mcptask resume\n"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("the next steps lack %q:\n%s", want, errOut.String())
+		}
+	}
+	if strings.Contains(out.String(), "To try more") {
+		t.Errorf("the next steps went to stdout, with the result")
+	}
+	r := runCLI(t, ctx, nil, "demo", "--seconds", "1")
+	if r.Code != ExitOK || strings.Contains(r.Stderr, "To try more") || r.Stdout != "slept 1 second\n" {
+		t.Errorf("piped demo: exit %d, stdout %q, stderr %q; want the result alone and no next steps", r.Code, r.Stdout, r.Stderr)
 	}
 }

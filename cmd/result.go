@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +27,8 @@ func NewCmdResult(f *Factory, runF func(context.Context, *ResultOptions) error) 
 
 On MCP 2025-11-25 the result comes from tasks/result; on MCP 2026-07-28 it is the
 result (or error) inlined in tasks/get. While the task runs, mcptask polls tasks/get at
-the server's interval and prints one line per status change on stderr.
+the server's interval and prints one line per status change on stderr. On a terminal
+the live view shows the task instead (keys: i answer, c cancel, q detach, ? help).
 
 EXIT STATUS
   0 completed with a non-error result; 1 transport or protocol error; 3 the task failed
@@ -59,9 +61,12 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := opts.AnswerFlags.onInput(false); err != nil {
-		return err // result never shows the live view: prompt is refused
+	onInput, err := opts.AnswerFlags.onInput(f.useTUI())
+	if err != nil {
+		return err
 	}
+	// On a terminal the live view shows the task until it ends, as call, watch and resume do.
+	live := onInput == "prompt" && !opts.Once && opts.Timeout == 0
 	rec, err := f.findTask(opts.TaskID)
 	if err != nil {
 		return err
@@ -75,7 +80,14 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	defer cancel()
 	rep := newReporter(f, "result", opts.Timeout, false)
 	rep.server(ref.String(), ref)
-	e := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: answers, NoPush: true}, newProgressPrinter(f), rep)
+	sinks := []follow.Sink{newProgressPrinter(f), rep}
+	var feed *tui.Feed
+	if live {
+		feed = tui.NewFeed()
+		rep.hold = true
+		sinks = []follow.Sink{viewSink{feed}, rep}
+	}
+	e := f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: answers, Live: live, NoPush: !live}, sinks...)
 	srv := e.Server(ref.String(), toServer(ref).Key())
 	c, _, err := f.connectFound(wctx, rec, srv.ClientOptions(rpc.ClientOptions{}))
 	if err != nil {
@@ -94,6 +106,10 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 		tg.Tool = rec.Tool
 	}
 	srv.Follow(c, tg)
+	if live {
+		initial := map[string]tui.Snapshot{opts.TaskID: snapshot(follow.Event{Tool: tg.Tool, Server: ref.String(), Era: c.Era()}, t)}
+		return runLive(ctx, f, e, feed, rep, []string{opts.TaskID}, initial, tui.Options{})
+	}
 	e.Run(ctx)
 	return rep.err
 }

@@ -166,3 +166,40 @@ func TestWatchOnTerminalByPush(t *testing.T) {
 		t.Errorf("the view does not show the pushed update:\n%q", out.String())
 	}
 }
+
+// TestResultOnTerminal: `mcptask result ID` on a terminal shows the live view, as call, watch
+// and resume do (before, it printed plain progress lines), takes its keys (here c and y cancel
+// the task from the keyboard), and prints the outcome after the view. Piped it prints the
+// result and nothing of the view.
+func TestResultOnTerminal(t *testing.T) {
+	url, rec := demoServer(t, demo.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	r := runCLI(t, ctx, nil, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", url)
+	done := strings.TrimSpace(r.Stdout)
+	r = runCLI(t, ctx, nil, "call", "forever", "--detach", "--server", url)
+	forever := strings.TrimSpace(r.Stdout)
+
+	_, out, errOut, code := runOnTerminal(t, ctx, "result", done)
+	if c := <-code; c != ExitOK || !strings.Contains(out.String(), "q detach") || !strings.Contains(out.String(), "sleep · task "+done) {
+		t.Fatalf("result on a terminal: exit %d, want 0 after the live view\nstdout %q\nstderr %s", c, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "slept 1 second") {
+		t.Errorf("the result is not printed after the view:\n%q", out.String())
+	}
+
+	typeKeys, out, errOut, code := runOnTerminal(t, ctx, "result", forever)
+	waitFor(t, "the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "c cancel task") })
+	typeKeys("c")
+	waitFor(t, "the confirmation", 10*time.Second, func() bool { return strings.Contains(out.String(), "(y/n)") })
+	typeKeys("y")
+	if c := <-code; c != ExitCancelled || countMethod(rec, "tasks/cancel") != 1 {
+		t.Fatalf("result, cancelled from the keyboard: exit %d, want %d; methods %v\n%s", c, ExitCancelled, rec.Methods(), errOut.String())
+	}
+
+	r = runCLI(t, ctx, nil, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", url)
+	r = runCLI(t, ctx, nil, "result", strings.TrimSpace(r.Stdout))
+	if r.Code != ExitOK || r.Stdout != "slept 1 second\n" {
+		t.Errorf("piped: exit %d, stdout %q; want only the result\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

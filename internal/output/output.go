@@ -7,9 +7,13 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/mcptask/mcptask/internal/mdterm"
+	"github.com/mcptask/mcptask/internal/rpc"
 )
 
 // Mode is how results are printed.
@@ -28,6 +32,25 @@ const (
 type Printer struct {
 	Out  io.Writer
 	Mode Mode
+	// Doc, when set, says Out is a person's terminal: a text result that reads as Markdown is
+	// shown as a document there (ResultText). Piped, results are printed as they came.
+	Doc *mdterm.Options
+}
+
+// ResultText is the text form of a described outcome (env and text, as Describe or Called
+// give them) for Out: on a terminal (Doc) a Markdown text result drawn as a document, else
+// text as it is.
+func (p *Printer) ResultText(env *Envelope, text []byte) []byte {
+	if p.Doc == nil || p.JSON() || env == nil || env.Type != "result" || len(env.Result) == 0 {
+		return text
+	}
+	tr, err := rpc.DecodeToolResult(env.Result)
+	if err != nil {
+		return text
+	}
+	var b bytes.Buffer
+	toolResult(&b, tr, p.Doc)
+	return b.Bytes()
 }
 
 // New returns the printer for the --json and --jsonl flags (--jsonl wins).

@@ -51,6 +51,7 @@ func (r *Reporter) Show(o follow.Outcome) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	env, text, code, err := r.describe(context.Background(), o)
+	text = r.P.ResultText(env, text)
 	if !r.Many {
 		if env != nil || !r.P.JSON() {
 			_ = r.P.Print(env, func(w io.Writer) error { _, err := w.Write(text); return err })
@@ -131,7 +132,8 @@ func (r *Reporter) ShowLive(ctx context.Context, ids []string, outs []follow.Out
 	var codes []int
 	for _, id := range ids {
 		o := byID[id]
-		_, text, code, err := r.describe(ctx, o)
+		env, text, code, err := r.describe(ctx, o)
+		text = r.P.ResultText(env, text)
 		if (o.End == follow.EndResult || o.End == follow.EndCancelled) && len(ids) > 1 {
 			fmt.Fprintf(r.P.Out, "── task %s (%s): %s\n", termsafe.Line(id), termsafe.Line(o.Tool), o.Task.Status)
 		}

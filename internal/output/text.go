@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/mdterm"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
@@ -17,12 +18,19 @@ import (
 // ToolResult writes a CallToolResult for a human: text content as text, other content
 // summarised on a line of its own, structuredContent as indented JSON when there is no text.
 // Every server string is stripped of terminal escapes.
-func ToolResult(w io.Writer, tr *rpc.ToolResult) {
+func ToolResult(w io.Writer, tr *rpc.ToolResult) { toolResult(w, tr, nil) }
+
+// toolResult is ToolResult, with a text that reads as Markdown drawn as a document when doc
+// is set (a person's terminal).
+func toolResult(w io.Writer, tr *rpc.ToolResult, doc *mdterm.Options) {
 	wroteText := false
 	for _, c := range tr.Content {
 		switch c.Type {
 		case "text":
 			s := termsafe.String(c.Text)
+			if doc != nil && mdterm.Detect(c.Text) {
+				s = mdterm.Render(c.Text, *doc)
+			}
 			fmt.Fprint(w, s)
 			if !strings.HasSuffix(s, "\n") {
 				fmt.Fprintln(w)

@@ -196,8 +196,12 @@ type Model struct {
 	detail   bool // showing one task (always, with a single task)
 	confirm  bool // waiting for y/n on a cancel
 	showHelp bool
-	form     *inputForm
-	last     time.Time // when the last batch arrived
+	// filter narrows the table to the tasks whose id, tool, status or message contain it;
+	// filtering says it is being typed.
+	filter    string
+	filtering bool
+	form      *inputForm
+	last      time.Time // when the last batch arrived
 
 	width, height int
 	detached      bool
@@ -306,6 +310,9 @@ func (m Model) apply(t *task, s Snapshot, now time.Time) {
 	if !t.have || s.Status != prev.Status {
 		m.rows.statusStamp++
 	}
+	if s.Server != prev.Server {
+		m.rows.serverStamp++
+	}
 	if !t.have || s.Status != prev.Status || s.StatusMessage != prev.StatusMessage {
 		// The history keeps its own copies: a snapshot's strings share one block with the rest
 		// of the answer they came in, which the history would otherwise keep alive for good.
@@ -344,6 +351,7 @@ func (m *Model) update(u Update, now time.Time) {
 		return
 	}
 	t.ver++
+	m.rows.changes++
 	if u.Snap.Status != "" && !(t.have && t.snap.Over() && !u.Snap.Over()) {
 		m.apply(t, u.Snap, now)
 		t.failures, t.lastErr = 0, ""
@@ -452,11 +460,12 @@ func (m *Model) quitIfDone() tea.Cmd {
 
 // selected returns the task under the cursor (or the only one).
 func (m Model) selected() *task {
-	if len(m.ids) == 0 {
+	ids := m.shown()
+	if len(ids) == 0 {
 		return nil
 	}
-	m.cursor = min(max(m.cursor, 0), len(m.ids)-1)
-	return m.tasks[m.ids[m.cursor]]
+	m.cursor = min(max(m.cursor, 0), len(ids)-1)
+	return m.tasks[ids[m.cursor]]
 }
 
 func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -470,37 +479,60 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.confirm {
 		return m.onConfirmKey(msg)
 	}
+	if m.filtering {
+		return m.onFilterKey(msg)
+	}
+	table := len(m.ids) > 1 && !m.detail
+	last := max(len(m.shown())-1, 0)
 	switch {
 	case key.Matches(msg, m.keys.Quit):
 		return m.detach()
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, m.keys.Up):
-		if m.cursor > 0 {
-			m.cursor--
-		}
+		m.cursor = max(min(m.cursor, last)-1, 0)
 	case key.Matches(msg, m.keys.Down):
-		if m.cursor < len(m.ids)-1 {
-			m.cursor++
-		}
+		m.cursor = min(m.cursor+1, last)
+	case table && key.Matches(msg, m.keys.PageUp):
+		m.cursor = max(min(m.cursor, last)-m.tableRoom(), 0)
+	case table && key.Matches(msg, m.keys.PageDown):
+		m.cursor = min(m.cursor+m.tableRoom(), last)
+	case table && key.Matches(msg, m.keys.Top):
+		m.cursor = 0
+	case table && key.Matches(msg, m.keys.Bottom):
+		m.cursor = last
+	case table && key.Matches(msg, m.keys.Filter):
+		m.filtering = true
 	case key.Matches(msg, m.keys.Open):
-		m.detail = true
+		if m.selected() != nil {
+			m.detail = true
+		}
 	case key.Matches(msg, m.keys.Back):
-		if len(m.ids) > 1 {
+		switch {
+		case len(m.ids) > 1 && m.detail:
 			m.detail = false
+		case table && m.filter != "":
+			m.filter, m.cursor = "", 0
 		}
 	case key.Matches(msg, m.keys.Cancel):
 		if t := m.selected(); t != nil && !t.finished() {
 			m.confirm = true
 		}
 	case key.Matches(msg, m.keys.Answer):
-		if t := m.selected(); t != nil {
-			if in, ok := m.pending(t); ok {
-				f, cmd := newInputForm(t.id, in, m.opts.WorkDir, m.st, m.width)
-				m.form = f
-				return m, cmd
-			}
+		id := m.answerable()
+		if id == "" {
+			break
 		}
+		if t := m.selected(); t == nil || t.id != id {
+			// Nothing to answer here: go to the first task that waits for input.
+			m.goTo(id)
+			return m, nil
+		}
+		t := m.tasks[id]
+		in, _ := m.pending(t)
+		f, cmd := newInputForm(t.id, in, m.opts.WorkDir, m.st, m.width)
+		m.form = f
+		return m, cmd
 	}
 	return m, nil
 }
@@ -574,31 +606,4 @@ func (m Model) pendingAll(t *task) []InputRequest {
 		}
 	}
 	return out
-}
-
-// keyMap holds the key bindings, shown by `?`.
-type keyMap struct {
-	Up, Down, Open, Back, Cancel, Answer, Help, Quit, Yes key.Binding
-}
-
-func defaultKeys() keyMap {
-	return keyMap{
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Open:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
-		Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel task")),
-		Answer: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "answer input")),
-		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "keys")),
-		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "detach")),
-		Yes:    key.NewBinding(key.WithKeys("y", "Y")),
-	}
-}
-
-// ShortHelp implements help.KeyMap.
-func (k keyMap) ShortHelp() []key.Binding { return []key.Binding{k.Cancel, k.Answer, k.Help, k.Quit} }
-
-// FullHelp implements help.KeyMap.
-func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Open, k.Back}, {k.Cancel, k.Answer, k.Help, k.Quit}}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -40,8 +39,8 @@ func (m Model) render() string {
 			b.WriteString(m.st.warn.Render(fmt.Sprintf("Cancel task %s? (y/n)", clip(safe(t.id), 40))) + "\n")
 		}
 	}
-	if m.showHelp {
-		b.WriteString(m.help.FullHelpView(m.keys.FullHelp()) + "\n")
+	if m.showHelp && m.form == nil {
+		b.WriteString(m.fullHelp(m.screenKeys()) + "\n")
 	} else if m.form == nil {
 		b.WriteString(m.shortHelpLine() + "\n")
 	}
@@ -69,19 +68,6 @@ func ago(d time.Duration) string {
 		return "just now"
 	}
 	return human.Duration(d) + " ago"
-}
-
-// shortHelp is the one-line help for the screen on show: the table needs the arrows and
-// enter, a detail opened from it needs esc.
-func (m Model) shortHelp() []key.Binding {
-	k := m.keys
-	switch {
-	case len(m.ids) > 1 && !m.detail:
-		return []key.Binding{k.Up, k.Down, k.Open, k.Cancel, k.Answer, k.Help, k.Quit}
-	case len(m.ids) > 1:
-		return []key.Binding{k.Back, k.Cancel, k.Answer, k.Help, k.Quit}
-	}
-	return k.ShortHelp()
 }
 
 // kindLabel names an input request's kind for a person.
@@ -293,12 +279,23 @@ type column struct {
 	width int
 }
 
-// tableColumns fits the columns to the terminal: the message takes what is left, and on
-// narrow terminals the server, tool, age and next-poll columns are dropped in that order so a
-// row never wraps.
+// minMessage is the narrowest the message column gets before the table gives up columns.
+const minMessage = 16
+
+// tableColumns fits the columns to the terminal, the message taking what is left. The whole
+// task id is shown when everything fits beside it (it is what people copy), else its shortest
+// unique prefix (which every command accepts as the id). On narrow terminals the server, tool,
+// age and next-poll columns are dropped in that order so a row never wraps; with tasks of more
+// than one server the server column is narrowed but never dropped, since a row would not say
+// where its task runs otherwise. Every column is at least as wide as its title, and cells are
+// one space apart, so that the headers never run together.
 func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) {
-	id, status, tool, server = column{"ID", 12}, column{"STATUS", 12}, column{"TOOL", 14}, column{"SERVER", 24}
+	ids := m.idLayout()
+	servers, serverW := m.servers()
+	id, status, tool = column{"ID", ids.full}, column{"STATUS", 12}, column{"TOOL", 14}
+	server = column{"SERVER", min(max(serverW, len("SERVER")), 32)}
 	age, next, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"MESSAGE", 0}
+	multi := m.opts.Server == "" && servers > 1
 	if m.opts.Server != "" {
 		server.width = 0 // named once above the table instead
 	}
@@ -311,17 +308,129 @@ func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) 
 		}
 		return n
 	}
-	for _, drop := range []*column{&server, &tool, &age, &next} {
-		if m.width-used() >= 16 {
+	fits := func() bool { return m.width-used() >= minMessage }
+	narrowServer := func(least int) {
+		if multi && !fits() {
+			server.width = max(server.width-(minMessage-(m.width-used())), min(least, server.width))
+		}
+	}
+	if !fits() {
+		id.width = ids.short
+	}
+	narrowServer(20)
+	drops := []*column{&tool, &age, &next}
+	if !multi {
+		drops = append([]*column{&server}, drops...)
+	}
+	for _, drop := range drops {
+		if fits() {
 			break
 		}
 		drop.width = 0
 	}
-	if rest := m.width - used(); rest < 16 {
-		id.width = max(id.width+rest-16, 4) // shrink the id before giving up the message
+	narrowServer(12)
+	if msg.width = max(m.width-used(), 0); msg.width < len(msg.title) {
+		msg.width = 0 // a cut-short title and a few letters of message say nothing
 	}
-	msg.width = max(m.width-used(), 0)
 	return
+}
+
+// idColumn is the width of the table's id column with whole ids and with their unique
+// prefixes, and the prefixes themselves.
+type idColumn struct {
+	full, short int
+	prefix      map[string]string // shortIDs of the view's tasks
+}
+
+// idLayout measures the ids once: the view's tasks are fixed when it starts.
+func (m Model) idLayout() *idColumn {
+	if c := m.rows.ids; c != nil {
+		return c
+	}
+	c := &idColumn{full: len("ID"), short: len("ID"), prefix: shortIDs(m.ids)}
+	for _, id := range m.ids {
+		c.full = max(c.full, ansi.StringWidth(safe(id)))
+		c.short = max(c.short, ansi.StringWidth(safe(c.prefix[id])))
+	}
+	m.rows.ids = c
+	return c
+}
+
+// idCell is how task id is shown in an id column of width w.
+func (m Model) idCell(id string, w int) string {
+	ids := m.idLayout()
+	if w >= ids.full {
+		return safe(id)
+	}
+	return safe(ids.prefix[id])
+}
+
+// servers counts the distinct servers of the view's tasks and measures the widest label
+// (serverLabels), again only when some task's server changed.
+func (m Model) servers() (n, width int) {
+	c := &m.rows
+	if c.serversCounted && c.serverCount == c.serverStamp {
+		return c.serverN, c.serverW
+	}
+	var all []string
+	seen := map[string]bool{}
+	for _, t := range m.tasks {
+		if s := t.snap.Server; s != "" && !seen[s] {
+			seen[s] = true
+			all = append(all, s)
+		}
+	}
+	c.serverLabel = serverLabels(all)
+	w := 0
+	for _, l := range c.serverLabel {
+		w = max(w, ansi.StringWidth(l))
+	}
+	c.serverN, c.serverW, c.serverCount, c.serversCounted = len(seen), w, c.serverStamp, true
+	return c.serverN, c.serverW
+}
+
+// serverLabels names each server for the table's narrow column: its URL without the scheme
+// and without a trailing "/mcp" (the usual endpoint), each dropped only while every label
+// stays distinct; the detail view names the server in full.
+func serverLabels(servers []string) map[string]string {
+	labels := make(map[string]string, len(servers))
+	for _, s := range servers {
+		labels[s] = safe(s)
+	}
+	for _, cut := range []func(string) string{
+		func(l string) string {
+			if i := strings.Index(l, "://"); i > 0 && !strings.ContainsAny(l[:i], " /") {
+				return l[i+3:]
+			}
+			return l
+		},
+		func(l string) string { return strings.TrimSuffix(l, "/mcp") },
+	} {
+		next := make(map[string]string, len(labels))
+		distinct := map[string]bool{}
+		for s, l := range labels {
+			next[s] = cut(l)
+			distinct[next[s]] = true
+		}
+		if len(distinct) == len(labels) {
+			labels = next
+		}
+	}
+	return labels
+}
+
+// serverCell is server's label cut to w cells in the middle, keeping its end (a port, a
+// path), which is where servers on one host differ.
+func (m Model) serverCell(server string, w int) string {
+	l, ok := m.rows.serverLabel[server]
+	if !ok {
+		l = safe(server)
+	}
+	if w <= 0 || ansi.StringWidth(l) <= w || !isASCII(l) {
+		return l // clipN cuts what does not fit
+	}
+	head := (w - 1) / 2
+	return l[:head] + "…" + l[len(l)-(w-1-head):]
 }
 
 func (m Model) renderTable() string {
@@ -335,6 +444,17 @@ func (m Model) renderTable() string {
 	if m.opts.Server != "" {
 		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
 	}
+	shown := m.shown()
+	m.cursor = min(m.cursor, max(len(shown)-1, 0))
+	if m.filter != "" || m.filtering {
+		typing := ""
+		if m.filtering {
+			typing = "▏"
+		}
+		line := fmt.Sprintf("/%s%s  %d of %d", termsafe.Line(m.filter), typing, len(shown), len(m.ids))
+		b.WriteString(st.key.Render(clip(line, w)) + "\n")
+	}
+	m.rows.reset(fmt.Sprint(w, cols, m.rows.serverStamp))
 	if m.rows.header == "" {
 		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
 	}
@@ -344,12 +464,14 @@ func (m Model) renderTable() string {
 	if lo > 0 {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↑ %d more", lo)) + "\n")
 	}
-	m.rows.reset(fmt.Sprint(w, cols))
 	for i := lo; i < hi; i++ {
 		b.WriteString(m.tableRow(i, now, row) + "\n")
 	}
-	if hi < len(m.ids) {
-		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(m.ids)-hi)) + "\n")
+	if len(shown) == 0 {
+		b.WriteString(st.dim.Render(clip("  no task matches; esc clears the filter", w)) + "\n")
+	}
+	if hi < len(shown) {
+		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(shown)-hi)) + "\n")
 	}
 	b.WriteString("\n" + clip(tallyLine(counts), w) + "\n")
 	return b.String()
@@ -388,31 +510,48 @@ func (f *rowFormatter) format(mark string, vals ...string) string {
 	return out
 }
 
-// tableWindow is the range [lo, hi) of rows drawn: only the rows that fit, in a window that
-// follows the cursor.
+// tableWindow is the range [lo, hi) of the rows shown that are drawn: only the rows that fit,
+// in a window that follows the cursor.
 func (m Model) tableWindow() (lo, hi int) {
+	room := m.tableRoom()
+	n := len(m.shown())
+	cursor := min(m.cursor, max(n-1, 0))
+	if cursor >= room {
+		lo = cursor - room + 1
+	}
+	return lo, min(lo+room, n)
+}
+
+// tableRoom is how many rows the table has room for, and how far a page moves.
+func (m Model) tableRoom() int {
+	room := m.rowsRoom()
+	if m.showHelp {
+		room -= strings.Count(m.fullHelp(m.screenKeys()), "\n")
+	}
+	return max(room, 3)
+}
+
+// rowsRoom is tableRoom without the full help (which lists the paging keys only when the rows
+// do not fit without it).
+func (m Model) rowsRoom() int {
 	// Around the rows: the header, two "more" marks, the summary, two blank lines and the
-	// help line, and the server line, the cancel question and the full help when they show.
+	// help line, and the server line, the filter line and the cancel question when they show.
 	fixed := 7
 	if m.opts.Server != "" {
+		fixed++
+	}
+	if m.filter != "" || m.filtering {
 		fixed++
 	}
 	if m.confirm {
 		fixed++
 	}
-	if m.showHelp {
-		fixed += len(m.keys.FullHelp()[0]) - 1
-	}
-	room := max(m.height-fixed, 3)
-	if m.cursor >= room {
-		lo = m.cursor - room + 1
-	}
-	return lo, min(lo+room, len(m.ids))
+	return max(m.height-fixed, 3)
 }
 
 // tableRow is row i of the table, from the row cache when nothing it shows has changed.
 func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
-	id := m.ids[i]
+	id := m.shown()[i]
 	t := m.tasks[id]
 	s := t.snap
 	sec := now.Unix()
@@ -433,7 +572,7 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 		if sel {
 			mark = "> "
 		}
-		line := row.format(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
+		line := row.format(mark, m.idCell(id, row.cols[0].width), statusLabel(statusOf(t)), safe(s.Tool), m.serverCell(s.Server, row.cols[3].width), age, next, c.msg)
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
@@ -496,13 +635,30 @@ type rowCache struct {
 	rows   map[string]cachedRow
 	header string // the table's header line, for sig
 	builds int    // rows rendered anew, for tests
-	// help is the short help line, for helpKey.
-	help, helpKey string
+	// help is the short help line, for the screen helpFor describes.
+	help      string
+	helpFor   helpState
+	helpValid bool
 	// tallies counts the tasks by status for the summary line, as of statusStamp.
 	tallies     [tallyKinds]int
 	tallyStamp  uint64
 	tallied     bool
 	statusStamp uint64 // bumped by every status change
+	// changes counts the updates applied; shown is the filter's tasks as of shownAt, and
+	// asking the first task waiting for input as of askingAt.
+	changes                 uint64
+	shown                   []string
+	shownFor                string
+	shownAt, askingAt       uint64
+	shownValid, askingValid bool
+	asking                  string
+	// ids is the id column's layout; serverN and serverW count and measure the tasks'
+	// servers as of serverStamp, which every change of a task's server bumps.
+	ids                      *idColumn
+	serverN, serverW         int
+	serverLabel              map[string]string
+	serverCount, serverStamp uint64
+	serversCounted           bool
 }
 
 // The summary line's tallies.
@@ -562,13 +718,31 @@ func (c *rowCache) reset(sig string) {
 }
 
 // shortHelpLine is the one-line help of the screen on show, rendered again only when the
-// screen or the width changed: it is the same line every frame.
+// keys that work or the width changed: it is the same line nearly every frame.
 func (m Model) shortHelpLine() string {
-	key := fmt.Sprint(m.width, len(m.ids) > 1, m.detail)
-	if m.rows.helpKey != key {
-		m.rows.help, m.rows.helpKey = m.help.ShortHelpView(m.shortHelp()), key
+	if st := m.helpState(); !m.rows.helpValid || m.rows.helpFor != st {
+		m.rows.help, m.rows.helpFor, m.rows.helpValid = m.helpLine(m.screenKeys(), m.width), st, true
 	}
 	return m.rows.help
+}
+
+// helpState is what the keys of the screen on show depend on (screenKeys).
+type helpState struct {
+	width                                    int
+	confirm                                  bool
+	filtering, filtered, table, many, scroll bool
+	several, cancel, answer                  bool
+}
+
+func (m Model) helpState() helpState {
+	n := len(m.shown())
+	t := m.selected()
+	table := len(m.ids) > 1 && !m.detail
+	return helpState{
+		width: m.width, confirm: m.confirm, filtering: m.filtering, filtered: m.filter != "", table: table,
+		many: len(m.ids) > 1, scroll: table && n > m.rowsRoom(), several: n > 1,
+		cancel: t != nil && !t.finished(), answer: m.answerable() != "",
+	}
 }
 
 func (c *rowCache) get(id string) cachedRow    { return c.rows[id] }
