@@ -128,6 +128,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
+	// A task id is written down before anything is printed about it: a ledger that could not
+	// keep it stops the call before the server is asked for a task.
+	if err := f.writableLedger(); err != nil {
+		return err
+	}
 	// --timeout bounds the whole call from the start of the command: connecting, the
 	// opening, OAuth, the tools/call and the follow after it.
 	deadline := f.deadline(opts.Timeout)

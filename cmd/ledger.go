@@ -25,6 +25,20 @@ func (f *Factory) ledger() (*state.Store, error) {
 	return state.Open(p).Redacting(f.redactor()), nil
 }
 
+// writableLedger checks that the ledger can keep a task id before a command asks a server
+// for a task: a ledger that cannot be written (a read-only directory, a path through a file)
+// is an error, exit 1, and nothing is sent.
+func (f *Factory) writableLedger() error {
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	if err := st.Writable(); err != nil {
+		return fmt.Errorf("the task ledger %s cannot be written (%w); nothing was sent: point --state PATH or MCPTASK_STATE at a file in a directory you can write", st.Path(), err)
+	}
+	return nil
+}
+
 // loadLedger opens the ledger and reads it whole.
 func (f *Factory) loadLedger() (*state.Store, *state.File, error) {
 	st, err := f.ledger()

@@ -598,3 +598,25 @@ func (s *Store) locked(exclusive bool, fn func() error) error {
 	defer unlockFile(lf)
 	return fn()
 }
+
+// Writable checks, writing nothing a reader would see, that the ledger can take a record now:
+// its directory exists or can be made, its lock can be opened and taken exclusively, the file
+// (when there is one) opens for writing, and the directory takes the temporary file of an
+// atomic rewrite. A command that is about to create a task calls it before it asks a server
+// for one, so that a task is never created whose id the ledger could not keep. It costs a few
+// system calls on the local disk, no read of the ledger.
+func (s *Store) Writable() error {
+	return s.locked(true, func() error {
+		if f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			f.Close()
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("open the task ledger for writing: %w", err)
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(s.path), filepath.Base(s.path)+".tmp-*")
+		if err != nil {
+			return fmt.Errorf("write in the ledger directory: %w", err)
+		}
+		tmp.Close()
+		return os.Remove(tmp.Name())
+	})
+}
