@@ -183,8 +183,9 @@ type callView struct {
 }
 
 // view builds the engine of a call. Elicitation is declared only when something can answer
-// questions (C26-MRTR §Server Requirements): the live view on a terminal, or --answer. Plain
-// call polls only.
+// questions (C26-MRTR §Server Requirements): the live view on a terminal, --answer, or, with
+// --on-input fail, a later 'mcptask update' (the call ends with exit 5 and the questions).
+// Plain call polls only.
 func (opts *CallOptions) view(ref ServerRef, deadline time.Time, in callInputs) callView {
 	f := opts.f
 	v := callView{rep: newReporter(f, "call", opts.Timeout, false), printer: newProgressPrinter(f)}

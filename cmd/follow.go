@@ -39,7 +39,7 @@ type followOptions struct {
 func (f *Factory) newEngine(o followOptions, sinks ...follow.Sink) *follow.Engine {
 	opts := follow.Options{
 		Keep: f.Global.Keep, Timeout: o.Timeout, Deadline: o.Deadline, MinInterval: o.Interval, Once: o.Once,
-		NoPush: f.Global.NoPush || o.NoPush, Listen: o.Live, LeaveResults: o.LeaveResults,
+		NoPush: f.Global.NoPush || o.NoPush, Listen: o.Live, Later: !o.Live, LeaveResults: o.LeaveResults,
 		RequestTimeout: requestTimeout, Warn: func(msg string) { f.warnf("%s", msg) },
 	}
 	if st, err := f.ledger(); err == nil {

@@ -1,9 +1,9 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
