@@ -324,8 +324,9 @@ func TestCancelWaitAndMany(t *testing.T) {
 			if r.Code != ExitOK || !strings.Contains(r.Stdout, "task "+a+" cancelled") {
 				t.Fatalf("cancel --wait: code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 			}
-			if recs := ledgerRecords(t, testLedger(t)); len(recs) != 0 {
-				t.Errorf("a task seen to its cancelled end leaves the ledger: %+v", recs)
+			// A task seen to its cancelled end stays, finished and shown, for a later look.
+			if recs := ledgerRecords(t, testLedger(t)); len(recs) != 1 || recs[0].Status != "cancelled" || !recs[0].ResultShown || recs[0].Unfinished(time.Now()) {
+				t.Errorf("a task seen to its cancelled end: %+v, want one cancelled record marked shown", recs)
 			}
 			b, c := detach("forever"), detach("forever")
 			r = runCLI(t, t.Context(), nil, "cancel", b, c, "nonexistent", "--json", "--server", url)
