@@ -135,6 +135,10 @@ func (f *Factory) refOf(rec *state.Record) (ServerRef, error) {
 // connectRecord reaches the server of rec again, once the record passes the ledger's MAC
 // check; secrets are read again, never stored (connect.Connector.Record).
 func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	if rec.Local {
+		// No server knows a local id: asking one would only get "unknown task".
+		return nil, ServerRef{}, flagErrorf("%s is no server task: the server answered at once, with a result mcptask kept; 'mcptask result %s' prints it, 'mcptask forget %s' drops it; nothing was sent", rec.TaskID, rec.TaskID, rec.TaskID)
+	}
 	c, ref, err := f.connector().Record(ctx, rec, opts)
 	return c, ref, connErr(err)
 }

@@ -108,12 +108,21 @@ type Record struct {
 	LastError string `json:"lastError,omitempty"`
 	// Via says who created the task when it was not an mcptask command: "proxy" for a task a
 	// host created through `mcptask proxy`.
-	Via     string    `json:"via,omitempty"`
-	SavedAt time.Time `json:"savedAt"`
+	Via string `json:"via,omitempty"`
+	// Local marks a record that is no server task: the plain result a server answered to
+	// 'call --detach', kept under an id mcptask made up (LocalPrefix), with Result, so that
+	// 'mcptask result ID' gives it back. It is the only kind of record that holds a result.
+	Local   bool            `json:"local,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	SavedAt time.Time       `json:"savedAt"`
 	// MAC proves that this user's mcptask wrote the record's task id and server (sign.go):
 	// without it, resuming the record may not start its command or send its credentials.
 	MAC string `json:"mac,omitempty"`
 }
+
+// LocalPrefix starts the id of a Local record, so that a person and a script see that it
+// names no server task.
+const LocalPrefix = "local-"
 
 // Terminal reports whether the task reached completed, failed or cancelled
 // (taskstatus.Terminal). An expired task is not terminal: see ExpiredAt.
@@ -201,6 +210,9 @@ func (s *Store) encode(r Record) ([]byte, error) {
 	r.StatusMessage = s.red.Text(r.StatusMessage)
 	r.LastError = s.red.Text(r.LastError)
 	r.Tool = s.red.Text(r.Tool)
+	if len(r.Result) > 0 {
+		r.Result = s.red.JSON(r.Result)
+	}
 	return encodeRecord(r)
 }
 
