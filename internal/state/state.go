@@ -624,11 +624,9 @@ func (s *Store) Writable() error {
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("open the task ledger for writing: %w", err)
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(s.path), filepath.Base(s.path)+".tmp-*")
-		if err != nil {
+		if err := dirWritable(filepath.Dir(s.path)); err != nil {
 			return fmt.Errorf("write in the ledger directory: %w", err)
 		}
-		tmp.Close()
-		return os.Remove(tmp.Name())
+		return nil
 	})
 }

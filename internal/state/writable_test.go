@@ -62,3 +62,17 @@ func TestWritable(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWritable is the cost the check adds to every call before its tools/call (against
+// the whole call --detach, bench/README.md): a few system calls, whatever the ledger holds.
+func BenchmarkWritable(b *testing.B) {
+	st := Open(filepath.Join(b.TempDir(), "tasks.json"))
+	if err := st.Put(Record{TaskID: "t1", Server: Server{URL: "http://127.0.0.1/mcp"}, Status: "working"}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := st.Writable(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
