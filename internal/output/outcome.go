@@ -13,6 +13,7 @@ import (
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/taskstatus"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // An outcome of the follow engine becomes output and an exit code here. The same rules serve
@@ -86,7 +87,8 @@ func unanswered(id string, inputs map[string]json.RawMessage) ([]byte, error) {
 	what := "the server will ask for it"
 	if len(inputs) > 0 {
 		text, _ = json.Marshal(InputRequiredEvent{Type: "input_required", TaskID: id, InputRequests: inputs})
-		text = append(text, '\n')
+		// Read on a terminal as often as by a script: no server control reaches it raw.
+		text = append(termsafe.JSON(text), '\n')
 		what = DescribeInputs(inputs, SortedKeys(inputs))
 	}
 	return text, fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON' (or --answers FILE), follow it with 'mcptask result %s' and --answer, --answers or --on-input decline|exec:CMD, or watch it on a terminal",
