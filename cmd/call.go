@@ -77,9 +77,9 @@ a task.
 
 EXIT STATUS
   0 completed with a non-error result, or --detach printed the id; 1 transport or
-  protocol error, or a ledger that cannot be written; 2 usage error (nothing sent); 3 task failed or isError; 4 cancelled;
-  5 input required; 6 expired or unknown; 7 auth; 124 --timeout; 130 interrupted.
-  See 'mcptask help exit-codes'.`,
+  protocol error, or a ledger that cannot be written; 2 usage error (nothing sent);
+  3 task failed or isError; 4 cancelled; 5 input required; 6 expired or unknown;
+  7 auth; 124 --timeout; 130 interrupted. See 'mcptask help exit-codes'.`,
 		Example: `  mcptask call echo --arg text=hello --server http://127.0.0.1:8080/mcp
   mcptask call sleep --args '{"seconds": 10}' --timeout 1m
   id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"
