@@ -16,6 +16,7 @@ import (
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/mcptask/mcptask/internal/toolargs"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
@@ -52,6 +53,19 @@ server suggests (re-read on every answer), with one line per status change on st
 and its result is printed on stdout when it ends. With --detach, only the task id is
 printed, for a later 'mcptask get', 'result' or 'cancel'.
 
+With --detach, stdout always carries an id that 'mcptask result' answers, never a result
+in its place: when the server answers with a plain result instead of a task, the result
+is kept in the ledger under a local id (local-...), that id is printed, and a line on
+stderr says so; 'mcptask result ID' prints the result and 'get' says it completed, with
+nothing sent. With --json, a task gives {"type":"created",...} and a kept result
+{"type":"result","taskId":"local-...",...,"local":true}.
+
+Without a terminal, a task that asks a question nobody answered (no --answer, --answers
+or --on-input decline|exec:CMD) ends the call with exit 5 and the open questions as JSON
+on stdout; the task keeps waiting, in the ledger, for 'mcptask update ID --answer
+KEY=JSON'. The ledger must be writable: when it is not, nothing is sent and the call
+exits 1 naming --state and MCPTASK_STATE.
+
 Arguments come from --args (a JSON object, or @file.json, or @- for stdin) and from
 --arg key=value, whose values are typed from the tool's inputSchema (numbers, booleans,
 objects); --arg wins over --args for the same key.
@@ -63,12 +77,13 @@ a task.
 
 EXIT STATUS
   0 completed with a non-error result, or --detach printed the id; 1 transport or
-  protocol error; 2 usage error (nothing sent); 3 task failed or isError; 4 cancelled;
-  5 input required; 6 expired or unknown; 7 auth; 124 --timeout; 130 interrupted.
-  See 'mcptask help exit-codes'.`,
+  protocol error, or a ledger that cannot be written; 2 usage error (nothing sent);
+  3 task failed or isError; 4 cancelled; 5 input required; 6 expired or unknown;
+  7 auth; 124 --timeout; 130 interrupted. See 'mcptask help exit-codes'.`,
 		Example: `  mcptask call echo --arg text=hello --server http://127.0.0.1:8080/mcp
   mcptask call sleep --args '{"seconds": 10}' --timeout 1m
-  id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"`,
+  id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"
+  id=$(mcptask call echo --arg text=hi --detach) && mcptask result "$id"   # local-...: kept result`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
@@ -128,6 +143,11 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	if err != nil {
 		return err
 	}
+	// A task id is written down before anything is printed about it: a ledger that could not
+	// keep it stops the call before the server is asked for a task.
+	if err := f.writableLedger(); err != nil {
+		return err
+	}
 	// --timeout bounds the whole call from the start of the command: connecting, the
 	// opening, OAuth, the tools/call and the follow after it.
 	deadline := f.deadline(opts.Timeout)
@@ -148,6 +168,9 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 	res, err := follow.CallTool(ctx, wctx, c, opts.mrtr(v.e, ref, in, v.printer))
 	if err != nil {
 		return exitErr(output.CallFailed(opts.Tool, err, errors.Is(context.Cause(wctx), errTimeout), opts.Timeout))
+	}
+	if res.Kind == rpc.KindComplete && opts.Detach {
+		return opts.keepResult(c, ref, res)
 	}
 	if res.Kind != rpc.KindTask {
 		env, text, code, err := output.Called(opts.Tool, res, c.Era(), ref.String())
@@ -179,8 +202,9 @@ type callView struct {
 }
 
 // view builds the engine of a call. Elicitation is declared only when something can answer
-// questions (C26-MRTR §Server Requirements): the live view on a terminal, or --answer. Plain
-// call polls only.
+// questions (C26-MRTR §Server Requirements): the live view on a terminal, --answer, or, with
+// --on-input fail, a later 'mcptask update' (the call ends with exit 5 and the questions).
+// Plain call polls only.
 func (opts *CallOptions) view(ref ServerRef, deadline time.Time, in callInputs) callView {
 	f := opts.f
 	v := callView{rep: newReporter(f, "call", opts.Timeout, false), printer: newProgressPrinter(f)}
@@ -193,6 +217,35 @@ func (opts *CallOptions) view(ref ServerRef, deadline time.Time, in callInputs) 
 	}
 	v.e = f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: in.answers, Live: in.live, NoPush: !in.live}, sinks...)
 	return v
+}
+
+// keepResult is --detach answered without a task: a script that asked for an id gets one,
+// never the result in its place. The result is kept in the ledger under a local id
+// (state.LocalPrefix), which is printed; 'mcptask result ID' gives the result back and 'get'
+// says it completed. --json says so with "local": true. Should the ledger refuse it after all,
+// the result is printed rather than lost, with exit 1.
+func (opts *CallOptions) keepResult(c *rpc.Client, ref ServerRef, res *rpc.CallResult) error {
+	f := opts.f
+	now := f.Now().UTC()
+	r := state.Record{
+		TaskID: state.LocalPrefix + uuid.NewString(), Server: toServer(ref), Era: string(c.Era()), Protocol: c.ProtocolVersion(),
+		Tool: opts.Tool, CreatedAt: now, LastUpdatedAt: now, Status: string(rpc.StatusCompleted),
+		StatusMessage: "answered at once, without a task", Local: true, Result: res.Tool.Raw,
+	}
+	f.connector().Sign(&r)
+	st, err := f.ledger()
+	if err == nil {
+		err = st.Put(r)
+	}
+	if err != nil {
+		env, text, _, _ := output.Called(opts.Tool, res, c.Era(), ref.String())
+		perr := f.printer().Print(env, writeText(text))
+		return cmp.Or(perr, error(&ExitError{Code: ExitFailure, Err: fmt.Errorf("tool %s answered at once, without a task, and its result could not be kept in the ledger (%w); it was printed instead of an id", opts.Tool, err)}))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "mcptask: %s answered at once, without a task; its result is kept in the ledger as %s ('mcptask result %s' prints it)\n",
+		termsafe.Line(opts.Tool), r.TaskID, r.TaskID)
+	return f.printer().Print(envelope{Type: "result", TaskID: r.TaskID, Status: rpc.StatusCompleted, Era: c.Era(), Server: ref.String(), Result: res.Tool.Raw, Local: true},
+		func(w io.Writer) error { _, err := fmt.Fprintln(w, r.TaskID); return err })
 }
 
 // save writes the new task t to the ledger; a failure is a warning that names the id.

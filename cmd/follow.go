@@ -38,8 +38,10 @@ type followOptions struct {
 // newEngine builds the follow engine for a command, reporting to sinks.
 func (f *Factory) newEngine(o followOptions, sinks ...follow.Sink) *follow.Engine {
 	opts := follow.Options{
-		Keep: f.Global.Keep, Timeout: o.Timeout, Deadline: o.Deadline, MinInterval: o.Interval, Once: o.Once,
-		NoPush: f.Global.NoPush || o.NoPush, Listen: o.Live, LeaveResults: o.LeaveResults,
+		// An outcome that was shown stays answerable: 'mcptask result ID' again shows it (from
+		// the server, while it knows the task), until 'mcptask prune' or 'forget'.
+		Keep: true, Timeout: o.Timeout, Deadline: o.Deadline, MinInterval: o.Interval, Once: o.Once,
+		NoPush: f.Global.NoPush || o.NoPush, Listen: o.Live, Later: !o.Live, LeaveResults: o.LeaveResults,
 		RequestTimeout: requestTimeout, Warn: func(msg string) { f.warnf("%s", msg) },
 	}
 	if st, err := f.ledger(); err == nil {

@@ -44,6 +44,13 @@ EXIT STATUS
 
 func runGet(ctx context.Context, opts *GetOptions) error {
 	f := opts.f
+	if rec, err := f.findTask(opts.TaskID); err == nil && rec != nil && rec.Local {
+		// A result kept by call --detach: it completed when the server answered; nothing is sent.
+		t := &rpc.Task{TaskID: rec.TaskID, Status: rpc.StatusCompleted, StatusMessage: rec.StatusMessage, CreatedAt: rec.CreatedAt, LastUpdatedAt: rec.LastUpdatedAt}
+		ref := fromServer(rec.Server)
+		return f.printer().Print(envelope{Type: "task", TaskID: rec.TaskID, Status: t.Status, Era: rpc.Era(rec.Era), Server: ref.String(), Local: true},
+			func(w io.Writer) error { output.Task(w, t, rpc.Era(rec.Era), ref.String(), f.Now()); return nil })
+	}
 	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{})
 	if err != nil {
 		return err

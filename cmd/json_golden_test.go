@@ -222,6 +222,17 @@ var goldenCases = []struct {
 		}
 		g.cli("get", "no-such-task", "--json")
 	}},
+	{"detach-local", func(g *goldenRun) {
+		// A plain result to --detach: kept under a local id, which result and get answer with
+		// nothing sent; a question nobody answers: exit 5 and the questions, in both eras.
+		for _, era := range eras {
+			id := g.id("call", "echo", "--arg", "text=hi", "--detach", "--server", g.server, "--protocol", era, "--json")
+			g.cli("result", id, "--json")
+			g.cli("result", id, "--json")
+			g.cli("get", id, "--json")
+			g.cli("call", "ask", "--server", g.server, "--protocol", era, "--json")
+		}
+	}},
 	{"list", func(g *goldenRun) {
 		g.cli("list", "--json")
 		g.id("call", "sleep", "--arg", "seconds=1", "--detach", "--server", g.server, "--json")

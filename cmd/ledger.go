@@ -25,6 +25,20 @@ func (f *Factory) ledger() (*state.Store, error) {
 	return state.Open(p).Redacting(f.redactor()), nil
 }
 
+// writableLedger checks that the ledger can keep a task id before a command asks a server
+// for a task: a ledger that cannot be written (a read-only directory, a path through a file)
+// is an error, exit 1, and nothing is sent.
+func (f *Factory) writableLedger() error {
+	st, err := f.ledger()
+	if err != nil {
+		return err
+	}
+	if err := st.Writable(); err != nil {
+		return fmt.Errorf("the task ledger %s cannot be written (%w); nothing was sent: point --state PATH or MCPTASK_STATE at a file in a directory you can write", st.Path(), err)
+	}
+	return nil
+}
+
 // loadLedger opens the ledger and reads it whole.
 func (f *Factory) loadLedger() (*state.Store, *state.File, error) {
 	st, err := f.ledger()
@@ -121,6 +135,10 @@ func (f *Factory) refOf(rec *state.Record) (ServerRef, error) {
 // connectRecord reaches the server of rec again, once the record passes the ledger's MAC
 // check; secrets are read again, never stored (connect.Connector.Record).
 func (f *Factory) connectRecord(ctx context.Context, rec *state.Record, opts rpc.ClientOptions) (*rpc.Client, ServerRef, error) {
+	if rec.Local {
+		// No server knows a local id: asking one would only get "unknown task".
+		return nil, ServerRef{}, flagErrorf("%s is no server task: the server answered at once, with a result mcptask kept; 'mcptask result %s' prints it, 'mcptask forget %s' drops it; nothing was sent", rec.TaskID, rec.TaskID, rec.TaskID)
+	}
 	c, ref, err := f.connector().Record(ctx, rec, opts)
 	return c, ref, connErr(err)
 }

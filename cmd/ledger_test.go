@@ -215,8 +215,8 @@ func TestKill9ThenResume(t *testing.T) {
 			t.Errorf("task %s: status %s code %d result %s", tk.TaskID, tk.Status, tk.Code, tk.Result)
 		}
 	}
-	if left := ledgerRecords(t, path); len(left) != 0 {
-		t.Errorf("finished tasks must leave the ledger once shown: %+v", left)
+	if left := unshown(ledgerRecords(t, path)); len(left) != 0 {
+		t.Errorf("finished tasks must be marked shown and finished: %+v", left)
 	}
 }
 
@@ -324,8 +324,9 @@ func TestCancelWaitAndMany(t *testing.T) {
 			if r.Code != ExitOK || !strings.Contains(r.Stdout, "task "+a+" cancelled") {
 				t.Fatalf("cancel --wait: code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 			}
-			if recs := ledgerRecords(t, testLedger(t)); len(recs) != 0 {
-				t.Errorf("a task seen to its cancelled end leaves the ledger: %+v", recs)
+			// A task seen to its cancelled end stays, finished and shown, for a later look.
+			if recs := ledgerRecords(t, testLedger(t)); len(recs) != 1 || recs[0].Status != "cancelled" || !recs[0].ResultShown || recs[0].Unfinished(time.Now()) {
+				t.Errorf("a task seen to its cancelled end: %+v, want one cancelled record marked shown", recs)
 			}
 			b, c := detach("forever"), detach("forever")
 			r = runCLI(t, t.Context(), nil, "cancel", b, c, "nonexistent", "--json", "--server", url)
@@ -440,8 +441,8 @@ func TestCrashAtManyMomentsThenRestartAndResume(t *testing.T) {
 	if tasks, _ := doc["tasks"].([]any); len(tasks) != len(recs) {
 		t.Fatalf("resume followed %d tasks, the ledger had %d", len(tasks), len(recs))
 	}
-	if left := ledgerRecords(t, path); len(left) != 0 {
-		t.Errorf("tasks left in the ledger: %+v", left)
+	if left := unshown(ledgerRecords(t, path)); len(left) != 0 {
+		t.Errorf("tasks left unfinished or unshown in the ledger: %+v", left)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -560,7 +561,20 @@ func TestKill9ManyAcrossTwoServers(t *testing.T) {
 	if tasks := decodeJSON(t, r.Stdout)["tasks"].([]any); len(tasks) != n {
 		t.Errorf("resume followed %d tasks, want %d", len(tasks), n)
 	}
-	if left := ledgerRecords(t, path); len(left) != 0 {
-		t.Errorf("%d tasks left in the ledger", len(left))
+	if left := unshown(ledgerRecords(t, path)); len(left) != 0 {
+		t.Errorf("%d tasks left unfinished or unshown in the ledger", len(left))
 	}
+}
+
+// unshown are the records of recs that a follow has not seen to their end: unfinished, or
+// finished without their outcome shown. A finished, shown record stays in the ledger (so that
+// 'mcptask result' can be asked again) until prune.
+func unshown(recs []state.Record) []state.Record {
+	var out []state.Record
+	for _, r := range recs {
+		if r.Unfinished(time.Now()) || !r.ResultShown {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
 )
@@ -29,6 +33,10 @@ On MCP 2025-11-25 the result comes from tasks/result; on MCP 2026-07-28 it is th
 result (or error) inlined in tasks/get. While the task runs, mcptask polls tasks/get at
 the server's interval and prints one line per status change on stderr. On a terminal
 the live view shows the task instead (keys: i answer, c cancel, q detach, ? help).
+
+A task whose outcome was shown stays in the ledger, finished, so asking again works
+(until 'mcptask prune' or 'forget'). A local id (local-...) is a result the server gave
+at once to 'call --detach', kept in the ledger: it is printed with nothing sent.
 
 EXIT STATUS
   0 completed with a non-error result; 1 transport or protocol error; 3 the task failed
@@ -71,6 +79,9 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if err != nil {
 		return err
 	}
+	if rec != nil && rec.Local {
+		return showLocal(f, rec)
+	}
 	ref, err := f.refOf(rec)
 	if err != nil {
 		return err
@@ -112,4 +123,20 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	}
 	e.Run(ctx)
 	return rep.err
+}
+
+// showLocal prints the result kept in local record rec (call --detach answered without a
+// task) as 'result' prints a task's, exit 3 for isError, and marks it shown; it stays for
+// another look until prune or forget. Nothing is sent.
+func showLocal(f *Factory, rec *state.Record) error {
+	tr, err := rpc.DecodeToolResult(rec.Result)
+	if err != nil {
+		return fmt.Errorf("the result kept for %s in the ledger does not read: %w", rec.TaskID, err)
+	}
+	env, text, code, rerr := output.Result(tr, nil, rpc.Era(rec.Era), fromServer(rec.Server).String())
+	env.TaskID, env.Status, env.Local = rec.TaskID, rpc.StatusCompleted, true
+	led := f.newLedger()
+	led.Shown(rec.Server.Key(), rec.TaskID, true)
+	led.Close()
+	return cmp.Or(f.printer().Print(env, writeText(text)), exitErr(code, rerr))
 }

@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +45,11 @@ func TestScripts(t *testing.T) {
 			} else if os.Getenv("CI") != "" {
 				return err
 			}
+			// Every tools/call that reaches the server is counted, for the scripts that prove
+			// that nothing was sent (toolcalls).
+			calls := new(atomic.Int64)
+			env.Values[toolCallsKey{}] = calls
+			h = countToolCalls(h, calls)
 			hs := httptest.NewServer(h)
 			env.Defer(func() {
 				hs.Close()
@@ -56,7 +64,28 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
+		// [root]: the script runs as root, for whom a directory's mode bits do not stop a write.
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// toolcalls N: the demo server has received exactly N tools/call requests so far in
+			// this script.
+			"toolcalls": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: toolcalls N")
+				}
+				want, err := strconv.ParseInt(args[0], 10, 64)
+				if err != nil {
+					ts.Fatalf("toolcalls: bad count %q", args[0])
+				}
+				if got := ts.Value(toolCallsKey{}).(*atomic.Int64).Load(); got != want {
+					ts.Fatalf("the server received %d tools/call requests, want %d", got, want)
+				}
+			},
 			// jsonlines TYPE...: every line of stdout is a JSON object with a "type", and the
 			// types seen, in order and without repeats in a row, are exactly TYPE... (when given).
 			"jsonlines": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -147,5 +176,30 @@ func TestScripts(t *testing.T) {
 				}
 			},
 		},
+	})
+}
+
+// toolCallsKey holds a script's count of the tools/call requests its demo server received.
+type toolCallsKey struct{}
+
+// countToolCalls passes every request on to next, counting the JSON-RPC tools/call requests
+// among them in n.
+func countToolCalls(next http.Handler, n *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			var m struct {
+				Method string `json:"method"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+				n.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
 	})
 }

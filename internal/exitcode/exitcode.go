@@ -13,7 +13,7 @@ import (
 
 // The exit codes.
 const (
-	OK            = 0   // completed with a non-error result, or --detach printed the task id
+	OK            = 0   // completed with a non-error result, or --detach printed the task id (or a kept result's local id)
 	Failure       = 1   // transport, protocol or internal error
 	Usage         = 2   // bad flag or argument; nothing was sent
 	TaskFailed    = 3   // the task failed, or the tool result has isError
@@ -36,7 +36,7 @@ type Entry struct {
 // Table is the one table that `mcptask help exit-codes`, the README and the --json error's
 // "error" names are all generated from or checked against.
 var Table = []Entry{
-	{OK, "ok", "completed with a non-error result, or --detach printed the task id"},
+	{OK, "ok", "completed with a non-error result, or --detach printed the task id (or a kept result's local id)"},
 	{Failure, "error", "transport, protocol or internal error"},
 	{Usage, "usage", "usage error: bad flag, argument or --args JSON; nothing was sent"},
 	{TaskFailed, "task_failed", "the task failed, or the tool result has isError"},

@@ -53,6 +53,13 @@ type Options struct {
 	// out as events (Requests) and waits for an Answer command. Set it when someone listens
 	// (the live view); otherwise such a task ends as EndInputRequired.
 	Listen bool
+	// Later leaves a question no Answerer takes open for a later 'mcptask update' (--on-input
+	// fail without a terminal): elicitation is declared, so that the server may ask rather
+	// than refuse, and the task ends as EndInputRequired with its questions. A 2025-11-25
+	// question, which comes as elicitation/create on tasks/result, is taken and left
+	// unanswered: the follow drops that tasks/result, as a client may at any time (MCP
+	// 2025-11-25, Tasks, §Input Required Status), and the server asks again on the next one.
+	Later bool
 	// LeaveResults ends a completed or failed task without fetching its result, and keeps its
 	// record so that 'mcptask result' can show it later (cancel --wait).
 	LeaveResults bool
@@ -123,11 +130,12 @@ func (e *Engine) Server(name, key string) *Server {
 
 // ClientOptions returns base with the engine's hooks: notifications (progress, 2025-11-25
 // notifications/tasks/status) reach the engine, and when something can answer questions (an
-// Answerer, or a listener) elicitation is declared and 2025-11-25 questions are taken; sampling
-// is declared when the Answerer samples (a program, --on-input exec). C26-MRTR §Server
-// Requirements: a client declares elicitation only when something will answer.
+// Answerer, a listener, or a later 'mcptask update': Options.Later) elicitation is declared
+// and 2025-11-25 questions are taken; sampling is declared when the Answerer samples (a
+// program, --on-input exec). C26-MRTR §Server Requirements: a client declares elicitation only
+// when something will answer.
 func (s *Server) ClientOptions(base rpc.ClientOptions) rpc.ClientOptions {
-	if s.e.opts.Answerer != nil || s.e.opts.Listen {
+	if s.e.opts.Answerer != nil || s.e.opts.Listen || s.e.opts.Later {
 		base.Elicitation = true
 		base.OnRequest = s.onRequest
 	}
@@ -497,6 +505,11 @@ func (s *Server) onRequest(ctx context.Context, method string, params json.RawMe
 	}
 	if method != "elicitation/create" {
 		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "mcptask does not handle " + method}
+	}
+	if e.opts.Later && k != nil {
+		// Left open for 'mcptask update': the follow ends with the question, unanswered.
+		k.hold(req)
+		return nil, rpc.NoResponse
 	}
 	e.emit(Event{Kind: KindNote, TaskID: id, Server: s.name, Message: "the server asked a question and no --answer elicitation=… was given; cancelling it"})
 	return json.RawMessage(`{"action":"cancel"}`), nil

@@ -131,6 +131,46 @@ func TestUnansweredQuestionEndsTheFollow(t *testing.T) {
 	}
 }
 
+// TestLaterLeavesTheQuestionOpen: with Options.Later and nothing to answer, elicitation is
+// declared, so the task asks rather than fails; the follow ends as EndInputRequired with the
+// question (on 2025-11-25 the elicitation/create taken from tasks/result, keyed "elicitation",
+// neither answered nor cancelled), and the task still waits: a later follow with an answer
+// finishes it.
+func TestLaterLeavesTheQuestionOpen(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{})
+			e := New(Options{Later: true, NoPush: true})
+			s := e.Server(url, url)
+			c := connect(t, url, era, s)
+			tk := create(t, c, url, "ask", nil, "")
+			s.Follow(c, Target{ID: tk.TaskID, Task: tk})
+			o := e.Run(t.Context())[0]
+			key := "name"
+			if era == rpc.VersionLegacy {
+				key = "elicitation"
+			}
+			if o.End != EndInputRequired || len(o.Requests) != 1 || o.Requests[0].Key != key || o.Requests[0].Method != "elicitation/create" ||
+				!strings.Contains(string(o.Requests[0].Params), "What is your name?") {
+				t.Fatalf("outcome %+v", o)
+			}
+			if got, err := c.GetTask(t.Context(), tk.TaskID); err != nil || got.Status != rpc.StatusInputRequired {
+				t.Fatalf("after the follow the task is %+v (%v), want still input_required", got, err)
+			}
+			if era == rpc.VersionModern {
+				// Another follow answers it later, as 'mcptask update' or 'result --answer' do.
+				e2 := New(Options{Answerer: Answers{key: json.RawMessage(`{"name":"Lin"}`)}, NoPush: true})
+				s2 := e2.Server(url, url)
+				c2 := connect(t, url, era, s2)
+				s2.Follow(c2, Target{ID: tk.TaskID})
+				if o := e2.Run(t.Context())[0]; o.End != EndResult || text(o) != "Hello, Lin!" {
+					t.Fatalf("answered later: %+v (%s)", o, text(o))
+				}
+			}
+		})
+	}
+}
+
 // TestListenerAnswers: with Options.Listen the question goes out as events and waits; the
 // listener's Answer takes it (2026-07-28 tasks/update, once; 2025-11-25 the response to the
 // waiting elicitation/create), and the task finishes.

@@ -482,8 +482,11 @@ func (k *task) input(wctx context.Context) (Outcome, bool) {
 		// C25-TASKS §Input Required Status: the questions come as elicitation/create while
 		// tasks/result is open; the Server's OnRequest answers them (or parks them for the
 		// listener). tasks/result returns once the task is terminal.
-		if o.Answerer == nil && !o.Listen {
+		if o.Answerer == nil && !o.Listen && !o.Later {
 			return Outcome{End: EndInputRequired}, true
+		}
+		if o.Later && k.holding() {
+			return Outcome{End: EndInputRequired, Requests: k.requests()}, true
 		}
 		if k.resultBack && !o.Listen {
 			// tasks/result returned and the task still waits: nothing here could answer it.
@@ -567,6 +570,22 @@ func (k *task) answerFailed(err error) {
 	}
 	k.mu.Unlock()
 	k.signal()
+}
+
+// hold keeps a 2025-11-25 question that is left unanswered (Options.Later): the follow ends
+// with it.
+func (k *task) hold(req Request) {
+	k.mu.Lock()
+	k.asks = append(k.asks, &ask{req: req})
+	k.mu.Unlock()
+	k.signal()
+}
+
+// holding reports whether a question is held for a later answer.
+func (k *task) holding() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.asks) > 0
 }
 
 // park hands a 2025-11-25 question to the listener and waits for its answer.

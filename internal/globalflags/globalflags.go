@@ -80,7 +80,7 @@ func (g *Options) AddFlags(fs *pflag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&g.MaxConns, "max-conns", rpc.DefaultMaxConnsPerHost, "at most `N` connections to one server, shared by all its tasks")
 	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
 	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
-	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (see 'mcptask list --all')")
+	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (now always so, until 'mcptask prune'; see 'mcptask list --all')")
 	fs.StringVar(&g.CI, "ci", "auto", "CI system to write the job log for: `auto|github|gitlab|none` (auto: GITHUB_ACTIONS=true or GITLAB_CI=true)")
 	fs.DurationVar(&g.ConnectTimeout, "connect-timeout", connect.DefaultConnectTimeout, "give up on a server that has not answered connecting, its handshake or a one-shot request after `D` (exit 1; 0 waits as long as it takes; $MCPTASK_CONNECT_TIMEOUT)")
 	addAuthFlags(&g.Auth, fs)

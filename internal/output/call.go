@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // Called is what call shows of a tools/call of tool that started no task (as Describe): its
@@ -18,7 +20,9 @@ func Called(tool string, res *rpc.CallResult, era rpc.Era, server string) (*Enve
 		return Result(res.Tool, nil, era, server)
 	}
 	env := &Envelope{Type: "input_required", Era: era, Server: server, Result: res.Raw, Input: res.InputRequests}
-	return env, nil, exitcode.InputRequired, fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: give it with --answer KEY=JSON",
+	// The questions go to stdout as a task's would (with no task id: none was started).
+	text, _ := json.Marshal(InputRequiredEvent{Type: "input_required", InputRequests: res.InputRequests})
+	return env, append(termsafe.JSON(text), '\n'), exitcode.InputRequired, fmt.Errorf("tool %s needs input before it can run (%s); nothing was started: call it again with --answer KEY=JSON, --answers FILE or --on-input decline|exec:CMD",
 		tool, DescribeInputs(res.InputRequests, SortedKeys(res.InputRequests)))
 }
 

@@ -22,7 +22,8 @@ func TestCalled(t *testing.T) {
 	asks := &rpc.CallResult{Kind: rpc.KindInputRequired, Raw: json.RawMessage(`{"resultType":"input_required"}`),
 		InputRequests: map[string]json.RawMessage{"confirm": json.RawMessage(`{"method":"elicitation/create","params":{"message":"Sure?"}}`)}}
 	env, text, code, err := Called("confirm", asks, rpc.EraModern, "srv")
-	if env.Type != "input_required" || env.Input == nil || string(env.Result) != string(asks.Raw) || text != nil ||
+	if env.Type != "input_required" || env.Input == nil || string(env.Result) != string(asks.Raw) ||
+		!strings.HasPrefix(string(text), `{"inputRequests":{"confirm":`) ||
 		code != exitcode.InputRequired || err == nil || !strings.Contains(err.Error(), "confirm: elicitation/create: Sure?") {
 		t.Errorf("input asked for: %+v, %q, %d, %v", env, text, code, err)
 	}

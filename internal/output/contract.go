@@ -36,6 +36,10 @@ type Envelope struct {
 	Records any `json:"records,omitempty"`
 	// Remote holds a server's own tasks/list answer (list --remote).
 	Remote json.RawMessage `json:"remote,omitempty"`
+	// Local marks a result that no server task stands behind: the server answered call
+	// --detach with a plain result, which mcptask kept in the ledger under taskId
+	// (state.LocalPrefix) for 'mcptask result'.
+	Local bool `json:"local,omitempty"`
 }
 
 // The --jsonl events besides the Envelope ones (created, result). Their fields are declared

@@ -13,6 +13,7 @@ import (
 	"github.com/mcptask/mcptask/internal/redact"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/taskstatus"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // An outcome of the follow engine becomes output and an exit code here. The same rules serve
@@ -42,8 +43,11 @@ func Describe(o follow.Outcome, ref connect.Ref, timeout time.Duration) (env *En
 	case follow.EndCancelled:
 		return outcomeEnvelope("result", o, t), nil, exitcode.Cancelled, fmt.Errorf("task %s was cancelled", id)
 	case follow.EndInputRequired:
-		text, err := unanswered(id, t)
-		return outcomeEnvelope("input_required", o, t), text, exitcode.InputRequired, err
+		inputs := openInputs(o, t)
+		text, err := unanswered(id, inputs)
+		e := outcomeEnvelope("input_required", o, t)
+		e.Input = inputs
+		return e, text, exitcode.InputRequired, err
 	case follow.EndExpired:
 		return nil, nil, exitcode.Expired, fmt.Errorf("task %s is no longer known to %s (expired, or the server lost it): %w", id, ref, o.Err)
 	case follow.EndStillRunning:
@@ -78,16 +82,38 @@ func describeFailure(o follow.Outcome, t *rpc.Task, hint string) (*Envelope, []b
 // unanswered is what a task waiting for input nobody gave shows: the outstanding questions
 // (keys, kinds, messages, schemas) as JSON for stdout, so that a script can answer them with
 // 'mcptask update' (--on-input fail), and the error that says so.
-func unanswered(id string, t *rpc.Task) ([]byte, error) {
+func unanswered(id string, inputs map[string]json.RawMessage) ([]byte, error) {
 	var text []byte
 	what := "the server will ask for it"
-	if len(t.InputRequests) > 0 {
-		text, _ = json.Marshal(InputRequiredEvent{Type: "input_required", TaskID: id, InputRequests: t.InputRequests})
-		text = append(text, '\n')
-		what = DescribeInputs(t.InputRequests, SortedKeys(t.InputRequests))
+	if len(inputs) > 0 {
+		text, _ = json.Marshal(InputRequiredEvent{Type: "input_required", TaskID: id, InputRequests: inputs})
+		// Read on a terminal as often as by a script: no server control reaches it raw.
+		text = append(termsafe.JSON(text), '\n')
+		what = DescribeInputs(inputs, SortedKeys(inputs))
 	}
-	return text, fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON', or watch it on a terminal",
-		id, what, id)
+	return text, fmt.Errorf("task %s needs input (%s) and no --answer was given for it; the task keeps waiting: answer with 'mcptask update %s --answer KEY=JSON' (or --answers FILE), follow it with 'mcptask result %s' and --answer, --answers or --on-input decline|exec:CMD, or watch it on a terminal",
+		id, what, id, id)
+}
+
+// openInputs are the questions a task left open, by the key that answers each: on
+// 2026-07-28 the task's inputRequests; on 2025-11-25, where a question comes as a request
+// while tasks/result is open, the ones the follow took and left unanswered, keyed as
+// 'mcptask update --answer' takes them ("elicitation"), in the same {method, params} form.
+func openInputs(o follow.Outcome, t *rpc.Task) map[string]json.RawMessage {
+	if len(t.InputRequests) > 0 || len(o.Requests) == 0 {
+		return t.InputRequests
+	}
+	out := make(map[string]json.RawMessage, len(o.Requests))
+	for _, r := range o.Requests {
+		raw, err := json.Marshal(struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params,omitempty"`
+		}{r.Method, r.Params})
+		if err == nil {
+			out[r.Key] = raw
+		}
+	}
+	return out
 }
 
 func outcomeEnvelope(typ string, o follow.Outcome, t *rpc.Task) *Envelope {

@@ -125,7 +125,7 @@ func DescribeInputs(reqs map[string]json.RawMessage, keys []string) string {
 	for _, k := range keys {
 		parts = append(parts, k+": "+InputSummary(reqs[k]))
 	}
-	return strings.Join(parts, "; ")
+	return termsafe.Line(strings.Join(parts, "; ")) // the keys and messages are the server's
 }
 
 // SortedKeys returns the keys of m in order.

@@ -108,12 +108,21 @@ type Record struct {
 	LastError string `json:"lastError,omitempty"`
 	// Via says who created the task when it was not an mcptask command: "proxy" for a task a
 	// host created through `mcptask proxy`.
-	Via     string    `json:"via,omitempty"`
-	SavedAt time.Time `json:"savedAt"`
+	Via string `json:"via,omitempty"`
+	// Local marks a record that is no server task: the plain result a server answered to
+	// 'call --detach', kept under an id mcptask made up (LocalPrefix), with Result, so that
+	// 'mcptask result ID' gives it back. It is the only kind of record that holds a result.
+	Local   bool            `json:"local,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	SavedAt time.Time       `json:"savedAt"`
 	// MAC proves that this user's mcptask wrote the record's task id and server (sign.go):
 	// without it, resuming the record may not start its command or send its credentials.
 	MAC string `json:"mac,omitempty"`
 }
+
+// LocalPrefix starts the id of a Local record, so that a person and a script see that it
+// names no server task.
+const LocalPrefix = "local-"
 
 // Terminal reports whether the task reached completed, failed or cancelled
 // (taskstatus.Terminal). An expired task is not terminal: see ExpiredAt.
@@ -201,6 +210,9 @@ func (s *Store) encode(r Record) ([]byte, error) {
 	r.StatusMessage = s.red.Text(r.StatusMessage)
 	r.LastError = s.red.Text(r.LastError)
 	r.Tool = s.red.Text(r.Tool)
+	if len(r.Result) > 0 {
+		r.Result = s.red.JSON(r.Result)
+	}
 	return encodeRecord(r)
 }
 
@@ -597,4 +609,24 @@ func (s *Store) locked(exclusive bool, fn func() error) error {
 	}
 	defer unlockFile(lf)
 	return fn()
+}
+
+// Writable checks, writing nothing a reader would see, that the ledger can take a record now:
+// its directory exists or can be made, its lock can be opened and taken exclusively, the file
+// (when there is one) opens for writing, and the directory takes the temporary file of an
+// atomic rewrite. A command that is about to create a task calls it before it asks a server
+// for one, so that a task is never created whose id the ledger could not keep. It costs a few
+// system calls on the local disk, no read of the ledger.
+func (s *Store) Writable() error {
+	return s.locked(true, func() error {
+		if f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			f.Close()
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("open the task ledger for writing: %w", err)
+		}
+		if err := dirWritable(filepath.Dir(s.path)); err != nil {
+			return fmt.Errorf("write in the ledger directory: %w", err)
+		}
+		return nil
+	})
 }
