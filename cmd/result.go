@@ -66,6 +66,7 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.TaskID = wholeID(opts.TaskID, rec)
 	ref, err := f.refOf(rec)
 	if err != nil {
 		return err
