@@ -69,7 +69,8 @@ EXIT STATUS
 		Example: `  mcptask call echo --arg text=hello --server http://127.0.0.1:8080/mcp
   mcptask call sleep --args '{"seconds": 10}' --timeout 1m
   id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeToolNames(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0

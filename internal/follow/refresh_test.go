@@ -35,7 +35,9 @@ func TestRefreshBoundsAndFailsSoft(t *testing.T) {
 			good.mu.Unlock()
 		}
 		gGood := &Group{Name: "good", Key: "good", Connect: func(context.Context, rpc.ClientOptions) (*rpc.Client, error) { return memClient(good), nil }}
-		gSilent := &Group{Name: "silent", Key: "silent", Connect: func(context.Context, rpc.ClientOptions) (*rpc.Client, error) { return memClient(hungServer{silent}), nil }}
+		gSilent := &Group{Name: "silent", Key: "silent", Connect: func(context.Context, rpc.ClientOptions) (*rpc.Client, error) {
+			return memClient(hungServer{silent}), nil
+		}}
 		var recs []state.Record
 		for i := range 10 {
 			id := fmt.Sprintf("t%d", i)

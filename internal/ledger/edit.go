@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/exitcode"
+	"github.com/mcptask/mcptask/internal/human"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -151,17 +153,23 @@ func Pick(id string, recs []state.Record, key string) (*state.Record, error) {
 	return nil, e
 }
 
-// Completions are the shell's candidates for a task id that starts with prefix: "id\tdescription".
-// The shell inserts what it is offered into the command line, so an id that is not plain
-// visible ASCII (a ledger from elsewhere, an older mcptask) is not offered, and the
+// Completions are the shell's candidates for a task id that starts with prefix: "id\tdescription",
+// the description the record's real state at now ("expired", not the "working" last seen),
+// when it was seen, its tool and server, without parentheses (shells put the description in
+// their own). The shell inserts what it is offered into the command line, so an id that is not
+// plain visible ASCII (a ledger from elsewhere, an older mcptask) is not offered, and the
 // description is cleaned and cut.
-func Completions(recs []state.Record, prefix string) []string {
+func Completions(recs []state.Record, prefix string, now time.Time) []string {
 	var out []string
 	for _, r := range recs {
 		if rpc.CheckTaskID(r.TaskID) != nil || !strings.HasPrefix(r.TaskID, prefix) {
 			continue
 		}
-		desc := termsafe.Line(termsafe.CutN(r.Tool+" on "+r.Server.Display()+" ("+r.Status+")", 200))
+		status := r.StatusAt(now)
+		if seen := r.Seen(); status != taskstatus.Expired && !seen.IsZero() {
+			status += ", seen " + human.Duration(now.Sub(seen)) + " ago"
+		}
+		desc := termsafe.Line(termsafe.CutN(status+" · "+r.Tool+" on "+r.Server.Display(), 200))
 		out = append(out, r.TaskID+"\t"+desc)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
@@ -103,9 +104,20 @@ func TestPick(t *testing.T) {
 // TestCompletions offers matching ids only, never one a shell could be tricked by.
 func TestCompletions(t *testing.T) {
 	bad := record("ab\x1b[31m")
-	got := Completions([]state.Record{record("abc"), record("xyz"), bad}, "ab")
-	if len(got) != 1 || !strings.HasPrefix(got[0], "abc\tslow on ") || !strings.HasSuffix(got[0], "(working)") {
-		t.Fatalf("Completions = %q, want abc alone with its description", got)
+	abc := record("abc")
+	now := abc.SeenAt
+	got := Completions([]state.Record{abc, record("xyz"), bad}, "ab", now.Add(2*time.Minute))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "abc\tworking, seen 2m00s ago · slow on ") {
+		t.Fatalf("Completions = %q, want abc alone with its state, when it was seen, tool and server", got)
+	}
+	// The record's real state: a task whose TTL ran out is expired, whatever it last said; and
+	// no parentheses, which shells wrap descriptions in.
+	ttl := state.Millis(1000)
+	old := record("abcd-old")
+	old.TTL = &ttl
+	got = Completions([]state.Record{old}, "", now.Add(time.Hour))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "abcd-old\texpired · slow on ") || strings.ContainsAny(got[0], "()") {
+		t.Fatalf("Completions of an expired task = %q, want it described as expired, without parentheses", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -58,4 +59,37 @@ func firstLine(s string) string {
 		return s[:97] + "..."
 	}
 	return s
+}
+
+// ToolCompletions are the shell's candidates for a tool name that starts with prefix:
+// "name\tdescription". The shell inserts what it is offered, so a name that is not plain
+// visible ASCII is not offered, and the description (the server's) is cleaned and cut.
+func ToolCompletions(tools []*rpc.Tool, prefix string) []string {
+	var out []string
+	for _, t := range tools {
+		if !strings.HasPrefix(t.Name, prefix) || !plainWord(t.Name) {
+			continue
+		}
+		desc := termsafe.Line(termsafe.CutN(firstLine(t.Description), 200))
+		if desc == "" {
+			out = append(out, t.Name)
+			continue
+		}
+		out = append(out, t.Name+"\t"+desc)
+	}
+	return out
+}
+
+// plainWord reports whether s is 1 to 128 visible ASCII characters, none of them a shell's
+// quote, space or escape.
+func plainWord(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b <= ' ' || b >= 0x7f || strings.IndexByte("\"'`$\\;&|<>(){}*?!#~", b) >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -67,3 +67,25 @@ func TestTools(t *testing.T) {
 		t.Errorf("--json: %s (stderr %q), %v", out.String(), errOut.String(), err)
 	}
 }
+
+// TestToolCompletionsHostile plays a server that names its tools to break a shell's
+// completion: a name with an escape, a space, a quote or a command substitution is not
+// offered, and a description cannot add a candidate (newline), a field (tab) or an escape.
+func TestToolCompletionsHostile(t *testing.T) {
+	var tools []*rpc.Tool
+	for _, name := range []string{"good_tool", "evil\x1b[2J", "two words", "q'uote", "$(rm -rf ~)", "a;b", "goo.d-2"} {
+		tools = append(tools, &rpc.Tool{Name: name, Description: "line one\tx\x1b[31m\nfake_tool\tdescription"})
+	}
+	got := ToolCompletions(tools, "")
+	if len(got) != 2 || !strings.HasPrefix(got[0], "good_tool\t") || !strings.HasPrefix(got[1], "goo.d-2\t") {
+		t.Fatalf("ToolCompletions = %q, want good_tool and goo.d-2 alone", got)
+	}
+	for _, c := range got {
+		if strings.Count(c, "\t") != 1 || strings.ContainsAny(c, "\n\x1b") || strings.Contains(c, "fake_tool") {
+			t.Errorf("a description escaped its field: %q", c)
+		}
+	}
+	if got := ToolCompletions(tools, "goo."); len(got) != 1 {
+		t.Errorf("prefix goo.: %q", got)
+	}
+}
