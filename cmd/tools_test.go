@@ -78,3 +78,31 @@ func TestToolsName(t *testing.T) {
 		t.Errorf("an unknown tool: %d %s", r.Code, r.Stderr)
 	}
 }
+
+// TestListSaysLastSeen: on a terminal, list says its statuses are as last seen and how to
+// refresh them; into a pipe it adds nothing to stderr, and --refresh needs no such note.
+func TestListSaysLastSeen(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	mustCode(t, runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url), ExitOK, "call")
+	run := func(args ...string) (string, string) {
+		out, errOut := &lockedBuffer{}, &lockedBuffer{}
+		ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+		ios.SetTTY(false, false, true)
+		if code := runOn(t, t.Context(), ios, map[string]string{"NO_COLOR": "1"}, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+	out, errOut := run("list")
+	if !regexp.MustCompile(`forever +2026-07-28 +working · (just now|[0-9]+m?s ago)`).MatchString(out) ||
+		!strings.Contains(errOut, "statuses as last seen; 'mcptask list --refresh' asks the servers") {
+		t.Errorf("list on a terminal:\n%s%s", out, errOut)
+	}
+	out, errOut = run("list", "--refresh")
+	if !regexp.MustCompile(`forever +2026-07-28 +working · (just now|[0-9]+ms ago)`).MatchString(out) || strings.Contains(errOut, "last seen") {
+		t.Errorf("list --refresh on a terminal:\n%s%s", out, errOut)
+	}
+	if r := runCLI(t, t.Context(), nil, "list"); r.Stderr != "" {
+		t.Errorf("list into a pipe wrote to stderr: %q", r.Stderr)
+	}
+}
