@@ -14,6 +14,7 @@ import (
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -79,9 +80,16 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			l.Records = append(l.Records, r)
 		}
 	}
+	var ended []state.Record
 	if opts.Refresh {
+		before := l.Records
 		if l.Records, l.Warnings, err = refreshList(ctx, f, l.Records, opts.Timeout); err != nil {
 			return err
+		}
+		for i, r := range l.Records {
+			if before[i].Unfinished(now) && r.Terminal() {
+				ended = append(ended, r)
+			}
 		}
 	}
 	if opts.Remote {
@@ -105,6 +113,10 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		}
 		if err := l.Text(w, now); err != nil {
 			return err
+		}
+		for _, r := range ended {
+			fmt.Fprintf(f.IO.ErrOut, "task %s ended %s since it was last seen: 'mcptask result %s' shows its outcome\n",
+				termsafe.Line(r.TaskID), termsafe.Line(r.Status), termsafe.Line(r.TaskID))
 		}
 		if !opts.Refresh && f.IO.IsStderrTTY() && slices.ContainsFunc(l.Records, func(r state.Record) bool { return r.Unfinished(now) }) {
 			fmt.Fprintln(f.IO.ErrOut, "statuses as last seen; 'mcptask list --refresh' asks the servers")
