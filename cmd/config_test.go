@@ -135,6 +135,9 @@ func TestCompletionToolNamesFromCache(t *testing.T) {
 	if !strings.Contains(c.Stdout, "echo\t") || !strings.Contains(c.Stdout, "sleep\t") {
 		t.Errorf("completion of call: %q", c.Stdout)
 	}
+	if c = runCLI(t, t.Context(), nil, "__complete", "tools", "--server", url, "ec"); !strings.Contains(c.Stdout, "echo\tReturn the given text") {
+		t.Errorf("completion of tools ec: %q", c.Stdout)
+	}
 	if n := len(rec.Methods()); n != sent {
 		t.Errorf("completion sent %d requests: %v", n-sent, rec.Methods()[sent:])
 	}
