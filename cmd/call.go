@@ -84,7 +84,8 @@ EXIT STATUS
   mcptask call sleep --args '{"seconds": 10}' --timeout 1m
   id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"
   id=$(mcptask call echo --arg text=hi --detach) && mcptask result "$id"   # local-...: kept result`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeToolNames(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Tool = args[0]
 			opts.Once = c.Flags().Changed("timeout") && opts.Timeout == 0

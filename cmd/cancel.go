@@ -114,6 +114,7 @@ func cancelOne(ctx context.Context, deadline time.Time, opts *CancelOptions, id 
 	if err != nil {
 		return nil, err
 	}
+	id = wholeID(id, rec)
 	defer c.Close()
 	req := follow.CancelRequest{TaskID: id, Key: toServer(ref).Key(), Record: rec, Guard: f.guard(ref), Warn: func(msg string) { f.warnf("%s", msg) }}
 	if st, err := f.ledger(); err == nil {

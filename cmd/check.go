@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/term"
 
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/output"
@@ -228,24 +228,11 @@ func (opts *CheckOptions) view() output.CheckView {
 	if f.printer().JSON() || !f.IO.IsStdoutTTY() {
 		return v
 	}
-	v.Width = terminalWidth(f)
+	v.Width = cmp.Or(f.stdoutWidth(), 80)
 	if f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb" {
 		v.Paint = checkPaint
 	}
 	return v
-}
-
-// terminalWidth is the width of the terminal on stdout (80 when it does not say).
-func terminalWidth(f *Factory) int {
-	if w, _ := f.IO.Size(); w > 0 {
-		return w
-	}
-	if file, ok := f.IO.Out.(*os.File); ok {
-		if w, _, err := term.GetSize(file.Fd()); err == nil && w > 0 {
-			return w
-		}
-	}
-	return 80
 }
 
 // checkPaint colours a status in the status colours of mcptask's views (internal/tui's
@@ -279,7 +266,7 @@ func startCheckSpinner(f *Factory) *checkSpinner {
 	if !f.IO.IsStderrTTY() || f.Getenv("CI") != "" || f.Getenv("TERM") == "dumb" || f.Global.Trace {
 		return s
 	}
-	width := terminalWidth(f)
+	width := cmp.Or(f.stdoutWidth(), 80)
 	s.done = make(chan struct{})
 	s.wg.Add(1)
 	go func() {

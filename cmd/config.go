@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcptask/mcptask/internal/config"
+	"github.com/mcptask/mcptask/internal/globalflags"
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/spf13/cobra"
@@ -152,6 +153,26 @@ func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]strin
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return ledger.Completions(file.Tasks, prefix), cobra.ShellCompDirectiveNoFileComp
+		return ledger.Completions(file.Tasks, prefix, f.Now()), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeToolNames offers the tools of the server the flags name, from the metadata cache a
+// 2026-07-28 server allowed (shell completion): completion never reaches a server, so a
+// server with nothing cached (or a 2025-11-25 one) completes nothing.
+func completeToolNames(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		// Completion runs no PersistentPreRun: settle the environment and a named server here.
+		if globalflags.ApplyEnv(c.Flags(), f.Getenv) != nil || f.applyNamedServer() != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ref, hdr, err := f.serverRef()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return output.ToolCompletions(f.connector().CachedTools(ref, hdr), prefix), cobra.ShellCompDirectiveNoFileComp
 	}
 }

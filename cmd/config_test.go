@@ -2,10 +2,13 @@ package cmd
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
 )
@@ -71,7 +74,7 @@ func TestCompletionOffersLedgerIDs(t *testing.T) {
 	r := runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url)
 	id := strings.TrimSpace(r.Stdout)
 	c := runCLI(t, t.Context(), nil, "__complete", "get", id[:4])
-	if !strings.Contains(c.Stdout, id+"\tforever on "+url) {
+	if !regexp.MustCompile(regexp.QuoteMeta(id) + "\tworking, seen [0-9]+m?s ago · forever on " + regexp.QuoteMeta(url) + "\n").MatchString(c.Stdout) {
 		t.Errorf("completion of get: %q", c.Stdout)
 	}
 	c = runCLI(t, t.Context(), nil, "completion", "bash")
@@ -79,4 +82,67 @@ func TestCompletionOffersLedgerIDs(t *testing.T) {
 		t.Errorf("completion bash: %d", c.Code)
 	}
 	runCLI(t, t.Context(), nil, "cancel", id)
+}
+
+// TestCompletionDescribesRealState: a record whose TTL ran out completes as expired, not as
+// the "working" it last said, and no description nests parentheses in the ones shells add.
+func TestCompletionDescribesRealState(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{TTL: 50 * time.Millisecond, StepDelay: time.Hour})
+	r := runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url)
+	id := strings.TrimSpace(r.Stdout)
+	if r.Code != ExitOK || id == "" {
+		t.Fatalf("call: %d %s", r.Code, r.Stderr)
+	}
+	f := NewFactory(&IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	f.Getenv = func(k string) string {
+		switch k {
+		case "MCPTASK_STATE":
+			return testLedger(t)
+		case "XDG_STATE_HOME":
+			return testStateHome(t)
+		}
+		return ""
+	}
+	f.Now = func() time.Time { return time.Now().Add(time.Hour) } // long after the TTL ran out
+	out := &lockedBuffer{}
+	f.IO.Out = out
+	if code := Run(t.Context(), f, []string{"__complete", "cancel", ""}); code != ExitOK {
+		t.Fatalf("__complete: exit %d", code)
+	}
+	if !strings.Contains(out.String(), id+"\texpired · forever on "+url+"\n") || strings.ContainsAny(strings.SplitN(out.String(), "\n", 2)[0], "()") {
+		t.Errorf("completion of an expired task: %q", out.String())
+	}
+}
+
+// TestCompletionToolNamesFromCache: 'mcptask call <TAB>' offers the tools a 2026-07-28 server
+// let mcptask cache, with their descriptions, and sends nothing to the server; with nothing
+// cached it offers nothing, still without a request.
+func TestCompletionToolNamesFromCache(t *testing.T) {
+	url, rec := demoServer(t, demo.Options{})
+	c := runCLI(t, t.Context(), nil, "__complete", "call", "--server", url, "")
+	if len(rec.Methods()) != 0 || strings.Contains(c.Stdout, "sleep") {
+		t.Fatalf("with nothing cached, completion must offer nothing and send nothing: %q, sent %v", c.Stdout, rec.Methods())
+	}
+	if r := runCLI(t, t.Context(), nil, "tools", "--server", url); r.Code != ExitOK {
+		t.Fatalf("tools: %d %s", r.Code, r.Stderr)
+	}
+	sent := len(rec.Methods())
+	c = runCLI(t, t.Context(), map[string]string{"MCPTASK_SERVER": url}, "__complete", "call", "sl")
+	if !strings.Contains(c.Stdout, "sleep\t") || strings.Contains(c.Stdout, "echo") {
+		t.Errorf("completion of call sl: %q, want sleep (and only tools starting with sl)", c.Stdout)
+	}
+	c = runCLI(t, t.Context(), nil, "__complete", "call", "--server", url, "")
+	if !strings.Contains(c.Stdout, "echo\t") || !strings.Contains(c.Stdout, "sleep\t") {
+		t.Errorf("completion of call: %q", c.Stdout)
+	}
+	if c = runCLI(t, t.Context(), nil, "__complete", "tools", "--server", url, "ec"); !strings.Contains(c.Stdout, "echo\tReturn the given text") {
+		t.Errorf("completion of tools ec: %q", c.Stdout)
+	}
+	if n := len(rec.Methods()); n != sent {
+		t.Errorf("completion sent %d requests: %v", n-sent, rec.Methods()[sent:])
+	}
+	// The tool is already there: its arguments are not completed as tools.
+	if c = runCLI(t, t.Context(), nil, "__complete", "call", "sleep", "--server", url, ""); strings.Contains(c.Stdout, "echo") {
+		t.Errorf("completion after the tool name: %q", c.Stdout)
+	}
 }

@@ -118,11 +118,14 @@ func TestFlagsParseIntoOptions(t *testing.T) {
 		}
 	})
 	t.Run("tools", func(t *testing.T) {
-		if _, err := parsed(t, "tools", NewCmdTools); err != nil {
-			t.Errorf("tools: %v", err)
+		if o, err := parsed(t, "tools", NewCmdTools); err != nil || o.Name != "" {
+			t.Errorf("tools: %+v, %v", o, err)
 		}
-		_, err := parsed(t, "tools", NewCmdTools, "extra")
-		usage(t, err, "extra")
+		if o, err := parsed(t, "tools", NewCmdTools, "sleep"); err != nil || o.Name != "sleep" {
+			t.Errorf("tools sleep: %+v, %v", o, err)
+		}
+		_, err := parsed(t, "tools", NewCmdTools, "sleep", "extra")
+		usage(t, err, "at most 1 arg")
 	})
 	t.Run("proxy", func(t *testing.T) {
 		o, err := parsed(t, "proxy", NewCmdProxy, "--server", "http://127.0.0.1:1/mcp", "--listen", "127.0.0.1:0", "--allowed-host", "a.example", "--no-ledger")

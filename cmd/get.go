@@ -55,6 +55,7 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.TaskID = wholeID(opts.TaskID, rec)
 	defer c.Close()
 	led := f.newLedger()
 	defer led.Close()

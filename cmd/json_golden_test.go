@@ -245,6 +245,12 @@ var goldenCases = []struct {
 			g.cli("tools", "--server", g.server, "--protocol", era, "--json")
 		}
 	}},
+	{"tool", func(g *goldenRun) {
+		for _, era := range eras {
+			g.cli("tools", "sleep", "--server", g.server, "--protocol", era, "--json")
+			g.cli("tools", "echo", "--server", g.server, "--protocol", era, "--json")
+		}
+	}},
 	{"cancel", func(g *goldenRun) {
 		for _, era := range eras {
 			a := g.id("call", "forever", "--detach", "--server", g.server, "--protocol", era, "--json")

@@ -102,6 +102,15 @@ func (f *Factory) findTask(id string) (*state.Record, error) {
 	return ledger.Find(st, id, f.namedServerKey, f.Global.Server != "") // $MCPTASK_SERVER gives one
 }
 
+// wholeID is the task id a command works on once findTask found rec for the id typed: the
+// record's whole id when the one typed was a prefix of it, else the id as typed.
+func wholeID(typed string, rec *state.Record) string {
+	if rec != nil {
+		return rec.TaskID
+	}
+	return typed
+}
+
 // connectTask connects to the server of task id: the ledger's record when there is one (its
 // era assumed and its 2025-11-25 session reused, so a session-bound task is found again),
 // else the server the flags name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,14 +14,17 @@ import (
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
 // ListOptions are the inputs of `mcptask list`.
 type ListOptions struct {
-	f      *Factory
-	All    bool
-	Remote bool
+	f       *Factory
+	All     bool
+	Remote  bool
+	Refresh bool
+	Timeout time.Duration
 }
 
 // NewCmdList returns `mcptask list`.
@@ -32,6 +36,12 @@ func NewCmdList(f *Factory, runF func(context.Context, *ListOptions) error) *cob
 		Long: `List the tasks mcptask has recorded in its ledger: every task a server handed
 back, saved before anything was printed, so that no task id is ever lost.
 
+Each status is the last one mcptask saw, with when it saw it ("working · 2m ago"):
+list reads the ledger and sends nothing. --refresh first asks each task's server
+(one tasks/get per unfinished task shown, a few at a time, within --timeout) and
+writes what it says to the ledger; a server that cannot be reached keeps its tasks
+as last seen, with a warning.
+
 By default only unfinished tasks are shown; --all adds finished and expired ones
 (finished tasks stay in the ledger only with --keep, or until 'mcptask prune' for
 tasks a host created through 'mcptask proxy'). Those tasks are marked in a VIA
@@ -39,6 +49,7 @@ column ("proxy"; "via" in --json). With --remote, a 2025-11-25
 server that declares tasks.list is asked for its own list, shown beside the ledger
 (2026-07-28 has no tasks/list: the ledger is the only list there is).`,
 		Example: `  mcptask list
+  mcptask list --refresh
   mcptask list --all --json | jq -r '.records[].taskId'
   mcptask list --remote --server http://127.0.0.1:8080/mcp`,
 		Args: cobra.NoArgs,
@@ -50,6 +61,8 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 		},
 	}
 	c.Flags().BoolVarP(&opts.All, "all", "a", false, "include finished and expired tasks")
+	c.Flags().BoolVar(&opts.Refresh, "refresh", false, "ask the servers for the status of the unfinished tasks shown first (tasks/get)")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", defaultRefreshTimeout, "with --refresh, show the tasks not refreshed by then as last seen")
 	c.Flags().BoolVar(&opts.Remote, "remote", false, "also show the server's own tasks/list (2025-11-25 servers that declare tasks.list)")
 	return c
 }
@@ -67,6 +80,18 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			l.Records = append(l.Records, r)
 		}
 	}
+	var ended []state.Record
+	if opts.Refresh {
+		before := l.Records
+		if l.Records, l.Warnings, err = refreshList(ctx, f, l.Records, opts.Timeout); err != nil {
+			return err
+		}
+		for i, r := range l.Records {
+			if before[i].Unfinished(now) && r.Terminal() {
+				ended = append(ended, r)
+			}
+		}
+	}
 	if opts.Remote {
 		var ref ServerRef
 		if l.Remote, ref, err = listRemote(ctx, f, file.Tasks, now); err != nil {
@@ -82,7 +107,77 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "%s in the ledger (%s)\n", what, st.Path())
 		return nil
 	}
-	return f.printer().Print(l.Doc(), func(w io.Writer) error { return l.Text(w, now) })
+	return f.printer().Print(l.Doc(), func(w io.Writer) error {
+		for _, msg := range l.Warnings {
+			f.warnf("%s", msg)
+		}
+		if err := l.Text(w, now); err != nil {
+			return err
+		}
+		for _, r := range ended {
+			fmt.Fprintf(f.IO.ErrOut, "task %s ended %s since it was last seen: 'mcptask result %s' shows its outcome\n",
+				termsafe.Line(r.TaskID), termsafe.Line(r.Status), termsafe.Line(r.TaskID))
+		}
+		if !opts.Refresh && f.IO.IsStderrTTY() && slices.ContainsFunc(l.Records, func(r state.Record) bool { return r.Unfinished(now) }) {
+			fmt.Fprintln(f.IO.ErrOut, "statuses as last seen; 'mcptask list --refresh' asks the servers")
+		}
+		return nil
+	})
+}
+
+// defaultRefreshTimeout bounds list --refresh when --timeout is not given.
+const defaultRefreshTimeout = 10 * time.Second
+
+// refreshList asks the servers of recs for the status of their unfinished tasks (one
+// tasks/get each, follow.Refresh), within timeout, writes what they say to the ledger, and
+// returns recs as the ledger now has them, with a warning per server or task not refreshed.
+func refreshList(ctx context.Context, f *Factory, recs []state.Record, timeout time.Duration) ([]state.Record, []string, error) {
+	now := f.Now()
+	var gs follow.Groups
+	for _, r := range recs {
+		if !r.Unfinished(now) {
+			continue // nothing changes once a task ended
+		}
+		gs.Add(r, f.connector().Check(r) != nil, func() *follow.Group {
+			ref := fromServer(r.Server)
+			return &follow.Group{Name: ref.String(), Key: r.Server.Key(), Connect: func(ctx context.Context, o rpc.ClientOptions) (*rpc.Client, error) {
+				c, _, err := f.connectRecord(ctx, &r, o)
+				return c, err
+			}}
+		})
+	}
+	if len(gs.List) == 0 {
+		return recs, nil, nil
+	}
+	rctx, cancel := withDeadline(ctx, f.deadline(timeout))
+	defer cancel()
+	led := f.newLedger()
+	problems := follow.Refresh(rctx, follow.RefreshRequest{Groups: gs.List, Ledger: led, Guard: func(g *follow.Group) follow.Guard {
+		return f.guard(fromServer(g.Records[0].Server))
+	}})
+	led.Close()
+	var warnings []string
+	for _, p := range problems {
+		what := fmt.Sprintf("%d task(s)", len(p.Group.Records))
+		if p.TaskID != "" {
+			what = "task " + p.TaskID
+		}
+		warnings = append(warnings, fmt.Sprintf("could not refresh %s on %s, shown as last seen: %s", what, p.Group.Name, f.errorText(p.Err)))
+	}
+	st, file, err := f.loadLedger()
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = st
+	out := make([]state.Record, 0, len(recs))
+	for _, r := range recs {
+		i := slices.IndexFunc(file.Tasks, func(n state.Record) bool { return n.TaskID == r.TaskID && n.Server.Key() == r.Server.Key() })
+		if i >= 0 {
+			r = file.Tasks[i]
+		}
+		out = append(out, r)
+	}
+	return out, warnings, nil
 }
 
 // listRemote is the server's own tasks/list (--remote), in the session of one of its

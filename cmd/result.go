@@ -79,6 +79,7 @@ func runResult(ctx context.Context, opts *ResultOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.TaskID = wholeID(opts.TaskID, rec)
 	if rec != nil && rec.Local {
 		return showLocal(f, rec)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -55,15 +57,17 @@ func selectResume(f *Factory, file *state.File, ids []string) ([]state.Record, e
 	var out []state.Record
 	var missing []string
 	for _, id := range ids {
-		found := false
-		for _, r := range file.Tasks {
-			if r.TaskID == id {
-				out = append(out, r)
-				found = true
-			}
+		recs, err := ledger.Match(file.Tasks, id, "") // the whole id, or a unique prefix of one
+		if err != nil {
+			return nil, err
 		}
-		if !found {
+		if len(recs) == 0 {
 			missing = append(missing, id)
+		}
+		for _, r := range recs {
+			if !slices.ContainsFunc(out, func(o state.Record) bool { return o.TaskID == r.TaskID && o.Server.Key() == r.Server.Key() }) {
+				out = append(out, r)
+			}
 		}
 	}
 	if len(missing) > 0 {

@@ -83,6 +83,7 @@ func runUpdate(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.TaskID = wholeID(opts.TaskID, rec)
 	// What the questions are about, for a program that answers them.
 	about := follow.Request{}
 	req := follow.UpdateRequest{TaskID: opts.TaskID, Answers: answers, Wait: opts.Timeout}

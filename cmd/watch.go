@@ -94,14 +94,19 @@ func runWatch(ctx context.Context, opts *WatchOptions) error {
 		var flagGroup *follow.Group
 		seen := map[string]bool{}
 		for _, id := range opts.TaskIDs {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
 			rec, err := f.findTask(id)
 			if err != nil {
 				return nil, err
 			}
+			// Two prefixes of one task, or a prefix and the whole id, are one task.
+			once := id
+			if rec != nil {
+				once = rec.Server.Key() + "\x00" + rec.TaskID
+			}
+			if seen[once] {
+				continue
+			}
+			seen[once] = true
 			if rec != nil {
 				addRecord(f, &gs, *rec)
 				continue

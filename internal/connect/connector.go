@@ -271,6 +271,14 @@ func (c *Connector) cacheOptions(ref Ref, hdr http.Header, opts *rpc.ClientOptio
 	}
 }
 
+// CachedTools is the tools of ref's fresh cached tools/list (rpc.CachedTools), reached with
+// the secret headers hdr; nil when there is none. It sends nothing.
+func (c *Connector) CachedTools(ref Ref, hdr http.Header) []*rpc.Tool {
+	var opts rpc.ClientOptions
+	c.cacheOptions(ref, hdr, &opts)
+	return rpc.CachedTools(opts)
+}
+
 // Recording is the --record state of one run: the file, shared by every connection, and the
 // linter that watches the traffic.
 type Recording struct {

@@ -120,7 +120,7 @@ func (m *memServer) pollTimes(id string) []time.Time {
 }
 
 // memClient is a client on m, in 2026-07-28.
-func memClient(m *memServer) *rpc.Client {
+func memClient(m rpc.Transport) *rpc.Client {
 	c := rpc.NewClient(m, rpc.ClientOptions{Protocol: rpc.VersionModern})
 	c.Assume(rpc.EraModern, "")
 	return c

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/exitcode"
 	"github.com/mcptask/mcptask/internal/state"
@@ -34,8 +35,8 @@ func TestForget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(forgot, []string{"a"}) || !slices.Equal(missing, []string{"b"}) {
-		t.Fatalf("Forget with a repeated id = %v, %v; want [a], [b]", forgot, missing)
+	if !slices.Equal(forgot, []string{"a", "b"}) || !slices.Equal(missing, []string{"b"}) {
+		t.Fatalf("Forget with a repeated id = %v, %v; want [a b], [b]", forgot, missing)
 	}
 	file, _ := st.Load()
 	if len(file.Tasks) != 1 || file.Tasks[0].TaskID != "c" {
@@ -103,9 +104,20 @@ func TestPick(t *testing.T) {
 // TestCompletions offers matching ids only, never one a shell could be tricked by.
 func TestCompletions(t *testing.T) {
 	bad := record("ab\x1b[31m")
-	got := Completions([]state.Record{record("abc"), record("xyz"), bad}, "ab")
-	if len(got) != 1 || !strings.HasPrefix(got[0], "abc\tslow on ") || !strings.HasSuffix(got[0], "(working)") {
-		t.Fatalf("Completions = %q, want abc alone with its description", got)
+	abc := record("abc")
+	now := abc.SeenAt
+	got := Completions([]state.Record{abc, record("xyz"), bad}, "ab", now.Add(2*time.Minute))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "abc\tworking, seen 2m00s ago · slow on ") {
+		t.Fatalf("Completions = %q, want abc alone with its state, when it was seen, tool and server", got)
+	}
+	// The record's real state: a task whose TTL ran out is expired, whatever it last said; and
+	// no parentheses, which shells wrap descriptions in.
+	ttl := state.Millis(1000)
+	old := record("abcd-old")
+	old.TTL = &ttl
+	got = Completions([]state.Record{old}, "", now.Add(time.Hour))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "abcd-old\texpired · slow on ") || strings.ContainsAny(got[0], "()") {
+		t.Fatalf("Completions of an expired task = %q, want it described as expired, without parentheses", got)
 	}
 }
 
@@ -136,5 +148,90 @@ func TestFind(t *testing.T) {
 	}
 	if _, err := Find(st, "missing", none, false); !errors.As(err, &ue) || !strings.Contains(err.Error(), "no server was given") {
 		t.Fatalf("no record and no server: %v, want a usage error saying so", err)
+	}
+}
+
+// TestMatchPrefix: the exact id always wins; else a prefix of at least MinPrefix characters
+// names the one task id it starts (on the named server, when one is named); a prefix of two
+// task ids is a usage error that lists both and says to type more; a short or unknown prefix
+// matches nothing, as an id the ledger does not have.
+func TestMatchPrefix(t *testing.T) {
+	other := state.Server{URL: "http://127.0.0.1:2/mcp"}
+	exact, one, two := record("abcd"), record("abcd1111"), record("abcd2222\x1b[2J")
+	two.Server = other
+	recs := []state.Record{exact, one, two}
+	if got, err := Match(recs, "abcd", ""); err != nil || len(got) != 1 || got[0].TaskID != "abcd" {
+		t.Fatalf("the exact id abcd (also a prefix of two others) = %+v, %v; want abcd alone", got, err)
+	}
+	if got, err := Match(recs, "abcd1", ""); err != nil || len(got) != 1 || got[0].TaskID != "abcd1111" {
+		t.Fatalf("unique prefix abcd1 = %+v, %v; want abcd1111", got, err)
+	}
+	for _, id := range []string{"abc", "a", "zzzz", ""} {
+		if got, err := Match(recs, id, ""); err != nil || len(got) != 0 {
+			t.Fatalf("Match(%q) = %+v, %v; want nothing (too short, or no such id)", id, got, err)
+		}
+	}
+	var ue *exitcode.UsageError
+	var pe *PrefixError
+	_, err := Match(recs[1:], "abcd", "")
+	if !errors.As(err, &ue) || !errors.As(err, &pe) || len(pe.Matches) != 2 {
+		t.Fatalf("abcd of abcd1111 and abcd2222: %v, want a usage error listing both", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "matches 2 tasks") || !strings.Contains(msg, "type more characters") ||
+		!strings.Contains(msg, "abcd1111") || !strings.Contains(msg, "127.0.0.1:2") || !strings.Contains(msg, "slow") ||
+		!strings.Contains(msg, "working") {
+		t.Errorf("the error must list each match (id, server, tool, status) and say what to do:\n%s", msg)
+	}
+	if strings.Contains(msg, "\x1b") {
+		t.Errorf("a task id from the ledger reached the error unescaped: %q", msg)
+	}
+	// The named server settles it.
+	if got, err := Match(recs[1:], "abcd", other.Key()); err != nil || len(got) != 1 || got[0].Server.Key() != other.Key() {
+		t.Fatalf("abcd on the other server = %+v, %v; want abcd2222", got, err)
+	}
+	// One task id on two servers is one match: Pick (and --server) chooses the server.
+	twin := one
+	twin.Server = other
+	if got, err := Match([]state.Record{one, twin}, "abcd", ""); err != nil || len(got) != 2 {
+		t.Fatalf("one id on two servers = %+v, %v; want both records", got, err)
+	}
+}
+
+// TestFindPrefix: Find resolves a unique prefix to the whole record, refuses an ambiguous one
+// before anything else, and leaves an id the ledger has no match for to the named server.
+func TestFindPrefix(t *testing.T) {
+	st := newStore(t)
+	if err := st.PutMany([]state.Record{record("5d65aa00"), record("5d65bb11"), record("77e1cc22")}); err != nil {
+		t.Fatal(err)
+	}
+	none := func() (string, error) { return "", nil }
+	if r, err := Find(st, "77e1", none, false); err != nil || r == nil || r.TaskID != "77e1cc22" {
+		t.Fatalf("Find(77e1) = %+v, %v; want 77e1cc22", r, err)
+	}
+	var ue *exitcode.UsageError
+	if _, err := Find(st, "5d65", none, true); !errors.As(err, &ue) || !strings.Contains(err.Error(), "5d65aa00") {
+		t.Fatalf("Find(5d65) = %v; want a usage error listing the matches, even with a server to ask", err)
+	}
+	if r, err := Find(st, "5d65b", none, false); err != nil || r == nil || r.TaskID != "5d65bb11" {
+		t.Fatalf("Find(5d65b) = %+v, %v", r, err)
+	}
+	// Not in the ledger at all: the server is asked with the id as given (watch of a task
+	// someone else created).
+	if r, err := Find(st, "9999-elsewhere", none, true); r != nil || err != nil {
+		t.Fatalf("an unknown id with a server = %+v, %v; want none, no error", r, err)
+	}
+	if _, err := Find(st, "5d6", none, false); !errors.As(err, &ue) || !strings.Contains(err.Error(), "at least 4 characters") {
+		t.Fatalf("a 3-character prefix: %v; want not in the ledger, saying a prefix needs 4 characters", err)
+	}
+	// forget takes prefixes too, and an ambiguous one removes nothing.
+	if _, _, err := Forget(st, []string{"77e1cc22", "5d65"}, ""); !errors.As(err, &ue) {
+		t.Fatalf("Forget(5d65) = %v; want a usage error", err)
+	}
+	if file, _ := st.Load(); len(file.Tasks) != 3 {
+		t.Fatalf("an ambiguous forget removed records: %+v", file.Tasks)
+	}
+	if forgot, missing, err := Forget(st, []string{"5d65a"}, ""); err != nil || !slices.Equal(forgot, []string{"5d65aa00"}) || len(missing) != 0 {
+		t.Fatalf("Forget(5d65a) = %v, %v, %v; want the whole id forgotten", forgot, missing, err)
 	}
 }

@@ -30,12 +30,22 @@ func NewRecord(o Origin, t *rpc.Task, now time.Time) state.Record {
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}
-	ApplyTask(&r, t)
+	applyTask(&r, t, now.UTC())
 	return r
 }
 
-// ApplyTask copies what the server said about t into r. A good update clears the last error.
-func ApplyTask(r *state.Record, t *rpc.Task) {
+// SeenEvery is how stale a record's SeenAt may grow while the status it records does not
+// change: a poll that sees the same status again moves SeenAt only once it is this old, so
+// that following a task that says nothing new does not rewrite the ledger at every poll
+// (state.Store.PatchMany leaves an unchanged record unwritten).
+const SeenEvery = 30 * time.Second
+
+// ApplyTask copies what the server said about t, just now, into r. A good update clears the
+// last error.
+func ApplyTask(r *state.Record, t *rpc.Task) { applyTask(r, t, time.Now().UTC()) }
+
+func applyTask(r *state.Record, t *rpc.Task, seen time.Time) {
+	before := *r
 	if t.TTL != nil {
 		ms := state.Millis(t.TTL.Milliseconds())
 		r.TTL = &ms
@@ -51,4 +61,16 @@ func ApplyTask(r *state.Record, t *rpc.Task) {
 	if !t.LastUpdatedAt.IsZero() {
 		r.LastUpdatedAt = t.LastUpdatedAt
 	}
+	r.SeenAt = seen
+	if sameStatus(before, *r) && seen.Sub(before.SeenAt) < SeenEvery && !before.SeenAt.After(seen) {
+		r.SeenAt = before.SeenAt
+	}
+}
+
+// sameStatus reports whether a and b record the same status of their task (all that
+// applyTask writes but SeenAt).
+func sameStatus(a, b state.Record) bool {
+	return a.Status == b.Status && a.StatusMessage == b.StatusMessage && a.LastError == b.LastError &&
+		a.PollInterval == b.PollInterval && a.LastUpdatedAt.Equal(b.LastUpdatedAt) &&
+		(a.TTL == nil) == (b.TTL == nil) && (a.TTL == nil || *a.TTL == *b.TTL)
 }

@@ -86,6 +86,28 @@ type Update struct {
 	Type     string         `json:"type"` // "update"
 }
 
+// ToolDoc is the --json output of tools NAME: the tool as received, whether it runs as a task
+// (TaskSupport), and its arguments as read from its inputSchema.
+type ToolDoc struct {
+	Arguments   []ToolArg       `json:"arguments"`
+	Era         rpc.Era         `json:"era"`
+	Name        string          `json:"name"`
+	Server      string          `json:"server"`
+	TaskSupport string          `json:"taskSupport"`
+	Tool        json.RawMessage `json:"tool"`
+	Type        string          `json:"type"` // "tool"
+}
+
+// ToolArg is one argument of a tool: a property of its inputSchema.
+type ToolArg struct {
+	Default     json.RawMessage `json:"default,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Enum        []string        `json:"enum,omitempty"`
+	Name        string          `json:"name"`
+	Required    bool            `json:"required"`
+	Type        string          `json:"type,omitempty"`
+}
+
 // Forget is the --json output of forget.
 type Forget struct {
 	Forgotten []string `json:"forgotten"`

@@ -21,7 +21,7 @@ var documented = map[string][]any{
 	"error":          {Error{}, PollErrorEvent{}},
 	"update":         {Update{}}, "forget": {Forget{}}, "prune": {Prune{}}, "check": {Check{}},
 	"auth-login": {AuthLogin{}}, "auth-status": {AuthStatus{}}, "auth-logout": {AuthLogout{}},
-	"adopt": {Adopt{}}, "servers": {Servers{}},
+	"adopt": {Adopt{}}, "servers": {Servers{}}, "tool": {ToolDoc{}},
 }
 
 // TestDocsMatchContract keeps the prose of the JSON contract and the structs that write it

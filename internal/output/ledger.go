@@ -14,7 +14,6 @@ import (
 	"github.com/mcptask/mcptask/internal/ledger"
 	"github.com/mcptask/mcptask/internal/rpc"
 	"github.com/mcptask/mcptask/internal/state"
-	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -22,20 +21,26 @@ import (
 // servers (servers, servers trust).
 
 // Listing is what list shows: the ledger's records chosen (Records, of the whole Ledger) and,
-// WithRemote, a server's own tasks/list (Remote, Server's), marking the tasks the ledger knows.
+// WithRemote, a server's own tasks/list (Remote, Server's), marking the tasks the ledger knows;
+// Warnings say which records a refresh could not bring up to date.
 type Listing struct {
 	Records, Ledger []state.Record
 	WithRemote      bool
 	Remote          []*rpc.Task
 	Server          string
+	Warnings        []string
 }
 
-// Doc is the list document: the records, and a server's list as the server sent it.
+// Doc is the list document: the records, each saying when its status was seen ("seenAt",
+// also for a record written before the ledger kept it), and a server's list as the server
+// sent it.
 func (l Listing) Doc() Envelope {
-	env := Envelope{Type: "list", Records: l.Records}
-	if l.Records == nil {
-		env.Records = []state.Record{}
+	recs := make([]state.Record, len(l.Records))
+	for i, r := range l.Records {
+		r.SeenAt = r.Seen()
+		recs[i] = r
 	}
+	env := Envelope{Type: "list", Records: recs, Warnings: l.Warnings}
 	if l.WithRemote {
 		raws := make([]json.RawMessage, 0, len(l.Remote))
 		for _, t := range l.Remote {
@@ -70,7 +75,7 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 		for _, r := range recs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
 				termsafe.Line(r.TaskID), termsafe.Line(Truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				recordStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
+				recordStatus(r, now)+seenAgo(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
 		}
 	}
 	if l.WithRemote {
@@ -95,11 +100,19 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 }
 
 // recordStatus is a record's status as a user should read it: expired wins.
-func recordStatus(r state.Record, now time.Time) string {
-	if r.ExpiredAt(now) && !r.Terminal() {
-		return taskstatus.Expired
+func recordStatus(r state.Record, now time.Time) string { return r.StatusAt(now) }
+
+// seenAgo says when the status of r was seen: " · 2m04s ago". An expired task says nothing
+// more: its status is what the TTL or the server said, not a sighting to date.
+func seenAgo(r state.Record, now time.Time) string {
+	seen := r.Seen()
+	switch {
+	case seen.IsZero() || r.ExpiredAt(now) && !r.Terminal():
+		return ""
+	case now.Sub(seen) < time.Second:
+		return " · just now"
 	}
-	return r.Status
+	return " · " + human.Duration(now.Sub(seen)) + " ago"
 }
 
 // recordMessage is the last message of a record, or what went wrong last time.

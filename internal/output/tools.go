@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcptask/mcptask/internal/rpc"
@@ -11,9 +12,11 @@ import (
 )
 
 // Tools shows the tools of a server (mcptask tools): with --json one envelope carrying the
-// tools as received, else a table (with each tool's execution.taskSupport on 2025-11-25, where
-// it exists) on p.Out and the warnings of tools/list on errOut, then a count there.
-func (p *Printer) Tools(errOut io.Writer, tools []*rpc.Tool, warnings []string, era rpc.Era, server string) error {
+// tools as received, else a table on p.Out, with whether each tool runs as a task as the era
+// says it (TaskSupport: the tool's execution.taskSupport on 2025-11-25, "server decides" on
+// 2026-07-28, "never" when the server declares no task support for tools/call), and the
+// warnings of tools/list on errOut, then a count there.
+func (p *Printer) Tools(errOut io.Writer, tools []*rpc.Tool, warnings []string, era rpc.Era, server string, serverTasks bool) error {
 	if p.JSON() {
 		raws := make([]json.RawMessage, len(tools))
 		for i, t := range tools {
@@ -26,22 +29,19 @@ func (p *Printer) Tools(errOut io.Writer, tools []*rpc.Tool, warnings []string, 
 		fmt.Fprintf(errOut, "mcptask: warning: %s\n", termsafe.Line(termsafe.Cut(w)))
 	}
 	tw := tabwriter.NewWriter(p.Out, 0, 4, 2, ' ', 0)
-	legacy := era == rpc.EraLegacy
-	if legacy {
-		fmt.Fprintln(tw, "NAME\tTASKS\tDESCRIPTION")
-	} else {
-		fmt.Fprintln(tw, "NAME\tDESCRIPTION")
-	}
+	fmt.Fprintln(tw, "NAME\tTASKS\tDESCRIPTION")
 	for _, t := range tools {
 		desc := termsafe.Line(termsafe.Cut(firstLine(t.Description)))
-		if legacy {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), t.TaskSupport(), desc)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), desc)
-		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(termsafe.Cut(t.Name)), taskSupportCell(TaskSupport(t, era, serverTasks)), desc)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	switch {
+	case !serverTasks:
+		fmt.Fprintf(errOut, "the server declares no task support for tools/call: no tool runs as a task\n")
+	case era == rpc.EraModern:
+		fmt.Fprintf(errOut, "MCP 2026-07-28 has no per-tool task flag: the server decides, call by call, whether a call runs as a task\n")
 	}
 	fmt.Fprintf(errOut, "%d tools on %s (MCP %s)\n", len(tools), termsafe.Line(server), era)
 	return nil
@@ -58,4 +58,37 @@ func firstLine(s string) string {
 		return s[:97] + "..."
 	}
 	return s
+}
+
+// ToolCompletions are the shell's candidates for a tool name that starts with prefix:
+// "name\tdescription". The shell inserts what it is offered, so a name that is not plain
+// visible ASCII is not offered, and the description (the server's) is cleaned and cut.
+func ToolCompletions(tools []*rpc.Tool, prefix string) []string {
+	var out []string
+	for _, t := range tools {
+		if !strings.HasPrefix(t.Name, prefix) || !plainWord(t.Name) {
+			continue
+		}
+		desc := termsafe.Line(termsafe.CutN(firstLine(t.Description), 200))
+		if desc == "" {
+			out = append(out, t.Name)
+			continue
+		}
+		out = append(out, t.Name+"\t"+desc)
+	}
+	return out
+}
+
+// plainWord reports whether s is 1 to 128 visible ASCII characters, none of them a shell's
+// quote, space or escape.
+func plainWord(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b <= ' ' || b >= 0x7f || strings.IndexByte("\"'`$\\;&|<>(){}*?!#~", b) >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -130,3 +130,31 @@ func strictestScope(a, b string) string {
 	}
 	return ""
 }
+
+// CachedTools is the tools of a fresh cached tools/list of the server opts point at (Cache,
+// CacheServer, Credential), as a 2026-07-28 client would take them (tools it must exclude are
+// left out); nil when the cache holds none. It sends nothing: shell completion asks it.
+func CachedTools(opts ClientOptions) []*Tool {
+	c := &Client{opts: opts}
+	data, ok := c.cacheLoad("tools", VersionModern)
+	if !ok {
+		return nil
+	}
+	var e toolsCacheEntry
+	if json.Unmarshal(data, &e) != nil {
+		return nil
+	}
+	var tools []*Tool
+	for _, raw := range e.Tools {
+		var t Tool
+		if json.Unmarshal(raw, &t) != nil || t.Name == "" {
+			continue
+		}
+		if _, err := headerParams(t.InputSchema); err != nil {
+			continue
+		}
+		t.Raw = raw
+		tools = append(tools, &t)
+	}
+	return tools
+}

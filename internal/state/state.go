@@ -97,6 +97,10 @@ type Record struct {
 	Status        string    `json:"status"`
 	StatusMessage string    `json:"statusMessage,omitempty"`
 	LastUpdatedAt time.Time `json:"lastUpdatedAt,omitzero"`
+	// SeenAt is when a server last told mcptask the status (and message) above: what
+	// `mcptask list` shows as "working · 2m ago". Absent in records written before it was
+	// kept: Seen falls back to SavedAt.
+	SeenAt time.Time `json:"seenAt,omitzero"`
 	// AnsweredKeys are the input request keys already answered, never answered twice.
 	AnsweredKeys []string `json:"answeredKeys,omitempty"`
 	// Expired is set when the server said it no longer knows the task.
@@ -139,6 +143,24 @@ func (r Record) ExpiredAt(now time.Time) bool {
 
 // Unfinished reports whether the task may still be running: the ones resume follows.
 func (r Record) Unfinished(now time.Time) bool { return !r.Terminal() && !r.ExpiredAt(now) }
+
+// StatusAt is the record's status as a user should read it at now: expired wins over a
+// status that is not terminal.
+func (r Record) StatusAt(now time.Time) string {
+	if r.ExpiredAt(now) && !r.Terminal() {
+		return taskstatus.Expired
+	}
+	return r.Status
+}
+
+// Seen is when the record's status was last seen: SeenAt, or for a record written before
+// SeenAt was kept, when it was last saved.
+func (r Record) Seen() time.Time {
+	if r.SeenAt.IsZero() {
+		return r.SavedAt
+	}
+	return r.SeenAt
+}
 
 // File is the whole ledger.
 type File struct {
