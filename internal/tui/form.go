@@ -145,6 +145,9 @@ func (s *slot) field() huh.Field {
 		title += " (required)"
 	}
 	desc := safe(fl.Description)
+	if r := bounds(fl); r != "" && (fl.Type == "number" || fl.Type == "integer") {
+		desc = strings.TrimSpace(desc + " (" + strings.TrimSpace(r) + ")")
+	}
 	optional := !fl.Required && fl.Default == nil
 	switch {
 	case fl.Type == "array":
@@ -215,15 +218,20 @@ func placeholder(fl elicit.Field) string {
 	default:
 		p = "text"
 	}
+	return p + bounds(fl)
+}
+
+// bounds words a number field's minimum and maximum, " from 1 to 10"; "" without.
+func bounds(fl elicit.Field) string {
 	switch {
 	case fl.Min != nil && fl.Max != nil:
-		p += fmt.Sprintf(" from %s to %s", num(*fl.Min), num(*fl.Max))
+		return fmt.Sprintf(" from %s to %s", num(*fl.Min), num(*fl.Max))
 	case fl.Min != nil:
-		p += " from " + num(*fl.Min)
+		return " from " + num(*fl.Min)
 	case fl.Max != nil:
-		p += " up to " + num(*fl.Max)
+		return " up to " + num(*fl.Max)
 	}
-	return p
+	return ""
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -310,7 +318,7 @@ func formTheme(st styles) huh.Theme {
 		for _, fs := range []*huh.FieldStyles{&t.Focused, &t.Blurred} {
 			fs.Title = st.label
 			fs.Description = st.dim
-			fs.NoteTitle = st.label
+			fs.NoteTitle = st.title
 			fs.ErrorIndicator = st.err.SetString(" ✗")
 			fs.ErrorMessage = st.err
 			fs.SelectSelector = st.selected.SetString("> ")
