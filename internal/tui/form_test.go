@@ -59,8 +59,8 @@ var (
 
 // TestFormGoldens: the form at 60, 100 and 140 columns, as it opens, after a number out of
 // range, and asking before it declines. A person sees the task and its question's key and
-// message; "Replicas (required)" focused (the bar at the left) with its description and the
-// default 3 typed in; "Environment (required)" with Staging marked and Production below it;
+// message; "Replicas (required)" focused (the bar at the left) with its description, its
+// range "(from 1 to 10)" and the default 3 typed in; "Environment (required)" with Staging marked and Production below it;
 // "Dry run" with yes marked; the keys at the bottom. After 42 and enter the bar stays on
 // Replicas and `field "replicas" must be at most 10` stands above the keys; after ctrl+d the
 // keys give way to "Decline the question of task task-1? (y/n)".
@@ -84,7 +84,7 @@ func TestFormGoldens(t *testing.T) {
 		frame("decline?", f)
 		golden(t, fmt.Sprintf("form-%d", width), all.String())
 
-		for _, want := range []string{"deploy: Deploy the release?", "> Staging", "> yes", "> 42", `field "replicas" must be at most 10`, "enter next", "Decline the question of task task-1? (y/n)"} {
+		for _, want := range []string{"deploy: Deploy the release?", "> Staging", "> yes", "> 42", "(from 1 to 10)", `field "replicas" must be at most 10`, "enter next", "Decline the question of task task-1? (y/n)"} {
 			if !strings.Contains(all.String(), want) {
 				t.Errorf("%d columns: the frames do not say %q", width, want)
 			}

@@ -175,4 +175,3 @@ func TestAnswerOutOfRange(t *testing.T) {
 		t.Errorf("--answer replicas=10: %s, %v, %v; want it accepted with the default dryRun", resp, ok, err)
 	}
 }
-
