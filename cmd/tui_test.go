@@ -34,7 +34,7 @@ func callOnTerminal(t *testing.T, era string) {
 		t.Errorf("the view does not say which protocol the task is followed in (MCP %s)", era)
 	}
 	typeKeys("i")
-	waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "Name*") })
+	waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "Name (required)") })
 	typeKeys("Ada\r")
 	select {
 	case c := <-code:
@@ -68,7 +68,7 @@ func TestConfirmOnTerminal(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the question", 10*time.Second, func() bool { return strings.Contains(out.String(), "Proceed?") })
-	typeKeys("yes\r")
+	typeKeys("k\r") // ok is a yes/no select on no, the safe choice; k moves up to yes
 	select {
 	case c := <-code:
 		if c != ExitOK {

@@ -174,7 +174,7 @@ func (s *slot) field() huh.Field {
 		if d, ok := fl.Default.(bool); ok {
 			s.text = strconv.FormatBool(d)
 		} else if !optional {
-			s.text = "true"
+			s.text = "false" // a stray enter confirms nothing
 		}
 		return huh.NewSelect[string]().Title(title).Description(desc).Options(opts...).Value(&s.text)
 	case len(fl.Enum) > 0:

@@ -298,3 +298,17 @@ func TestFormAttackerSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestFormBooleanStart: a required boolean without a default starts on no, so that enter alone
+// confirms nothing; one that is not required starts on "(leave out)" and is not sent.
+func TestFormBooleanStart(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"go":{"type":"boolean"},"maybe":{"type":"boolean"}},"required":["go"]}`)
+	f, _ := newInputForm("t", []InputRequest{{Key: "k", Kind: "elicitation/create", Schema: schema}}, "", newStyles(true), 100, 40)
+	got, err := f.accept()
+	if err != nil || len(got) != 1 || string(got[0].response) != `{"action":"accept","content":{"go":false}}` {
+		t.Errorf("as it opens the form answers %v (%v); want go false and maybe left out", got, err)
+	}
+	if v := ansi.Strip(f.view(100)); !strings.Contains(v, "> no") || !strings.Contains(v, "> (leave out)") {
+		t.Errorf("the starting choices are not marked:\n%s", v)
+	}
+}

@@ -435,7 +435,8 @@ func TestAskModel(t *testing.T) {
 	m := NewAsk("tool", inputs, Options{NoColor: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "example.com") }, teatest.WithDuration(20*time.Second))
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // ok: yes
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyUp}) // ok starts on no, the safe choice: up to yes
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	// huh moves to the next field by a message of its own: wait until enter accepts.
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "accept  ctrl+d") }, teatest.WithDuration(20*time.Second))
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyDown}) // I will go there
