@@ -230,7 +230,10 @@ func TestFormAllQuestions(t *testing.T) {
 	tm.Send(enter)
 	f.waitUntil(t, "the answers", func() bool { return get(f, func() int { return len(f.answers) }) == 2 })
 	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(20*time.Second))
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(Model)
+	if note := final.tasks["t"].note; note != "answering zeta, alpha…" {
+		t.Errorf("the task's note %q must name both keys being answered", note)
+	}
 	want := []string{`t/zeta:{"action":"accept","content":{"ok":true}}`, `t/alpha:{"action":"accept","content":{"n":4}}`}
 	if got := get(f, func() []string { return f.answers }); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("answers %q, want %q", got, want)

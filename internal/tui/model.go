@@ -520,6 +520,7 @@ func (m Model) formDone(f *inputForm, cmd tea.Cmd, done []answered) (tea.Model, 
 		return m, cmd
 	}
 	var sends []tea.Cmd
+	var keys []string
 	for _, a := range done {
 		t := m.tasks[a.id]
 		// MCP 2026-07-28, Tasks, §Task Update Requests: the client "SHOULD deduplicate keys
@@ -529,7 +530,8 @@ func (m Model) formDone(f *inputForm, cmd tea.Cmd, done []answered) (tea.Model, 
 			continue
 		}
 		t.answer(a.key)
-		t.note = "answering " + a.key + "…"
+		keys = append(keys, a.key)
+		t.note = "answering " + strings.Join(keys, ", ") + "…"
 		t.ver++
 		ctl, id, k, resp := m.ctl, a.id, a.key, a.response
 		sends = append(sends, func() tea.Msg { ctl.Answer(id, k, resp); return nil })
