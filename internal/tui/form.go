@@ -18,8 +18,8 @@ import (
 	"github.com/mcptask/mcptask/internal/elicit"
 )
 
-// The form is built on Charm's huh: its select, multi-select and input fields, their keys and
-// their accessibility are the library's. What is ours is what the fields are made of (the
+// The form is built on Charm's huh: its select, multi-select and input fields and their keys
+// are the library's. What is ours is what the fields are made of (the
 // server's requestedSchema, read by internal/elicit, whose check the command line's --answer
 // uses as well), that every server string passes termsafe before the library sees it, and the
 // keys around the form: esc goes back sending nothing, ctrl+d declines and ctrl+x cancels,
@@ -361,15 +361,19 @@ func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, []answered) {
 
 // update passes a message to the form, and reads the answers when the form is complete.
 func (f *inputForm) update(msg tea.Msg) (*inputForm, tea.Cmd, []answered) {
+	if _, ok := msg.(tea.KeyPressMsg); ok {
+		f.errMsg = ""
+	}
 	_, cmd := f.form.Update(msg)
 	if f.form.State != huh.StateCompleted {
 		return f, cmd, nil
 	}
 	out, err := f.accept()
 	if err != nil {
-		// The fields check themselves as they are left; this is the last word before sending.
+		// The fields check themselves as they are left, so this is all but unreachable; it
+		// is the last word before sending. huh cannot reopen a finished form: what is left is
+		// the error, esc, decline and cancel.
 		f.errMsg = safe(err.Error())
-		f.form.State = huh.StateNormal
 		return f, cmd, nil
 	}
 	return nil, nil, out
