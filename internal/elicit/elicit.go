@@ -123,24 +123,9 @@ func Fields(schema json.RawMessage) []Field {
 // forgets it). Keys it cannot place come last, sorted, so the order is always stable.
 func order(raw json.RawMessage, props map[string]json.RawMessage) []string {
 	var out []string
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) == nil {
-		dec := json.NewDecoder(strings.NewReader(string(top["properties"])))
-		if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					break
-				}
-				name, _ := tok.(string)
-				var skip json.RawMessage
-				if dec.Decode(&skip) != nil {
-					break
-				}
-				if _, ok := props[name]; ok && !slices.Contains(out, name) {
-					out = append(out, name)
-				}
-			}
+	for _, name := range Order(raw, "properties") {
+		if _, ok := props[name]; ok {
+			out = append(out, name)
 		}
 	}
 	var rest []string
@@ -151,6 +136,37 @@ func order(raw json.RawMessage, props map[string]json.RawMessage) []string {
 	}
 	slices.Sort(rest)
 	return append(out, rest...)
+}
+
+// Order lists the keys of the object member of the JSON object raw in the order the server
+// wrote them, each once: the order it means its fields (requestedSchema's "properties") or its
+// questions (a task's "inputRequests") to be asked in, which a Go map forgets. It is nil when
+// raw has no such object.
+func Order(raw json.RawMessage, member string) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(top[member])))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		name, _ := tok.(string)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // FieldError is an answer's field that does not fit the schema. Its text names the field by its

@@ -83,3 +83,16 @@ func TestText(t *testing.T) {
 		t.Errorf("name ab: %v %v", v, err)
 	}
 }
+
+// TestOrder: an object's keys in the order written, each once; nil when there is no object.
+func TestOrder(t *testing.T) {
+	got := Order(json.RawMessage(`{"inputRequests":{"b":1,"a":{"x":2},"c":[3]},"other":1}`), "inputRequests")
+	if len(got) != 3 || got[0] != "b" || got[1] != "a" || got[2] != "c" {
+		t.Errorf("Order = %v, want b a c", got)
+	}
+	for _, raw := range []string{`{}`, `{"inputRequests":[1]}`, `[]`, `x`} {
+		if got := Order(json.RawMessage(raw), "inputRequests"); got != nil {
+			t.Errorf("Order(%s) = %v, want nil", raw, got)
+		}
+	}
+}
