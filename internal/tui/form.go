@@ -464,7 +464,8 @@ func (f *inputForm) view(width int) string {
 	b.WriteString("\n")
 	switch f.confirm {
 	case "decline", "cancel":
-		b.WriteString(st.warn.Render(clip(fmt.Sprintf("%s %s of %s? (y/n)", map[string]string{"decline": "Decline", "cancel": "Cancel"}[f.confirm], the, f.who), width)) + "\n")
+		// The header names the task; the prompt stays short so that (y/n) fits at 60 columns.
+		b.WriteString(st.warn.Render(clip(fmt.Sprintf("%s %s? (y/n)", map[string]string{"decline": "Decline", "cancel": "Cancel"}[f.confirm], the), width)) + "\n")
 	default:
 		enter := " next  "
 		if f.form.GetFocusedField() == f.last {

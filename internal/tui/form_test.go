@@ -63,7 +63,7 @@ var (
 // range "(from 1 to 10)" and the default 3 typed in; "Environment (required)" with Staging marked and Production below it;
 // "Dry run" with yes marked; the keys at the bottom. After 42 and enter the bar stays on
 // Replicas and `field "replicas" must be at most 10` stands above the keys; after ctrl+d the
-// keys give way to "Decline the question of task task-1? (y/n)".
+// keys give way to "Decline the question? (y/n)".
 func TestFormGoldens(t *testing.T) {
 	for _, width := range []int{60, 100, 140} {
 		var all strings.Builder
@@ -84,7 +84,7 @@ func TestFormGoldens(t *testing.T) {
 		frame("decline?", f)
 		golden(t, fmt.Sprintf("form-%d", width), all.String())
 
-		for _, want := range []string{"deploy: Deploy the release?", "> Staging", "> yes", "> 42", "(from 1 to 10)", `field "replicas" must be at most 10`, "enter next", "Decline the question of task task-1? (y/n)"} {
+		for _, want := range []string{"deploy: Deploy the release?", "> Staging", "> yes", "> 42", "(from 1 to 10)", `field "replicas" must be at most 10`, "enter next", "Decline the question? (y/n)"} {
 			if !strings.Contains(all.String(), want) {
 				t.Errorf("%d columns: the frames do not say %q", width, want)
 			}
