@@ -225,8 +225,8 @@ func TestInteropSimpleTaskInteractive(t *testing.T) {
 		}()
 		waitFor(t, "the question in the view", 30*time.Second, func() bool { return strings.Contains(out.String(), "press i to answer") })
 		typeKeys("i")
-		waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "confirm*") })
-		typeKeys("yes\r")
+		waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "confirm (required)") })
+		typeKeys("k\r") // a yes/no select on no, the safe choice; k moves up to yes
 		select {
 		case c := <-code:
 			if c != ExitOK {

@@ -34,7 +34,7 @@ func callOnTerminal(t *testing.T, era string) {
 		t.Errorf("the view does not say which protocol the task is followed in (MCP %s)", era)
 	}
 	typeKeys("i")
-	waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "Name*") })
+	waitFor(t, "the form", 10*time.Second, func() bool { return strings.Contains(out.String(), "Name (required)") })
 	typeKeys("Ada\r")
 	select {
 	case c := <-code:
@@ -55,6 +55,57 @@ func callOnTerminal(t *testing.T, era string) {
 	}
 }
 
+// TestEscInFormSendsNothing: esc in the question form goes back to the task and sends
+// nothing, in both eras; the task keeps waiting, and the question answered afterwards ends it
+// well. Before, esc sent the elicitation action cancel and the task ended (exit 4).
+func TestEscInFormSendsNothing(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, rec := demoServer(t, demo.Options{})
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			typeKeys, out, errOut, code := runOnTerminal(t, ctx, "call", "ask", "--server", url, "--protocol", era)
+			defer func() {
+				if t.Failed() {
+					t.Logf("stdout: %q\nstderr: %s", out.String(), errOut.String())
+				}
+			}()
+			count := func(s string) func() bool {
+				n := strings.Count(out.String(), s)
+				return func() bool { return strings.Count(out.String(), s) > n }
+			}
+			asked := count("Name (required)")
+			waitFor(t, "the question in the view", 10*time.Second, func() bool { return strings.Contains(out.String(), "press i to answer") })
+			typeKeys("i")
+			waitFor(t, "the form", 10*time.Second, asked)
+			back := count("press i to answer")
+			typeKeys("\x1b")
+			waitFor(t, "the task again", 10*time.Second, back)
+			if n := countMethod(rec, "tasks/update"); n != 0 {
+				t.Fatalf("esc sent %d tasks/update", n)
+			}
+			asked = count("Name (required)")
+			typeKeys("i")
+			waitFor(t, "the form again", 10*time.Second, asked)
+			typeKeys("Ada\r")
+			select {
+			case c := <-code:
+				if c != ExitOK {
+					t.Fatalf("exit %d, want 0: the task must have kept waiting for the answer", c)
+				}
+			case <-ctx.Done():
+				t.Fatalf("the view never ended")
+			}
+			if !strings.Contains(out.String(), "Hello, Ada!") {
+				t.Errorf("the result is missing")
+			}
+			if era == "2026-07-28" && countMethod(rec, "tasks/update") != 1 {
+				t.Errorf("want exactly one tasks/update, got methods %v", rec.Methods())
+			}
+		})
+	}
+}
+
 // TestConfirmOnTerminal: a 2026-07-28 tool that answers tools/call with input_required (MRTR)
 // gets its question asked in the terminal, then is called again with the answer.
 func TestConfirmOnTerminal(t *testing.T) {
@@ -68,7 +119,7 @@ func TestConfirmOnTerminal(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the question", 10*time.Second, func() bool { return strings.Contains(out.String(), "Proceed?") })
-	typeKeys("yes\r")
+	typeKeys("k\r") // ok is a yes/no select on no, the safe choice; k moves up to yes
 	select {
 	case c := <-code:
 		if c != ExitOK {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcptask/mcptask/internal/elicit"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -326,76 +327,10 @@ func Response(key, method string, params, answer json.RawMessage) (json.RawMessa
 	default:
 		return nil, &AnswerError{key, fmt.Errorf("action %q must be accept, decline or cancel", action)}
 	}
-	if err := checkContent(obj["content"], p.RequestedSchema); err != nil {
+	if err := elicit.Check(p.RequestedSchema, obj["content"]); err != nil { // the form's own check
 		return nil, &AnswerError{key, err}
 	}
 	return answer, nil
-}
-
-// checkContent validates an accepted elicitation's content against requestedSchema: the flat
-// object of primitives both eras define (required fields, string/number/integer/boolean,
-// enum).
-func checkContent(content, schema json.RawMessage) error {
-	if len(schema) == 0 {
-		return nil
-	}
-	var s struct {
-		Properties map[string]struct {
-			Type  string `json:"type"`
-			Enum  []any  `json:"enum"`
-			OneOf []struct {
-				Const any `json:"const"`
-			} `json:"oneOf"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	var c map[string]any
-	if len(content) > 0 {
-		if err := json.Unmarshal(content, &c); err != nil {
-			return fmt.Errorf("content must be a JSON object")
-		}
-	}
-	for _, name := range s.Required {
-		if _, ok := c[name]; !ok {
-			return fmt.Errorf("field %q is required", name)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(c)) {
-		v := c[name]
-		p, ok := s.Properties[name]
-		if !ok {
-			return fmt.Errorf("field %q is not in the requested schema", name)
-		}
-		switch p.Type {
-		case "string":
-			if _, ok := v.(string); !ok {
-				return fmt.Errorf("field %q must be a string", name)
-			}
-		case "number":
-			if _, ok := v.(float64); !ok {
-				return fmt.Errorf("field %q must be a number", name)
-			}
-		case "integer":
-			if f, ok := v.(float64); !ok || f != float64(int64(f)) {
-				return fmt.Errorf("field %q must be an integer", name)
-			}
-		case "boolean":
-			if _, ok := v.(bool); !ok {
-				return fmt.Errorf("field %q must be true or false", name)
-			}
-		}
-		allowed := p.Enum
-		for _, o := range p.OneOf {
-			allowed = append(allowed, o.Const)
-		}
-		if len(allowed) > 0 && !slices.Contains(allowed, v) {
-			return fmt.Errorf("field %q must be one of %v", name, allowed)
-		}
-	}
-	return nil
 }
 
 // Respond answers every request of reqs (by key, as a 2026-07-28 inputRequests map or a

@@ -177,3 +177,29 @@ func TestLegacyBadAnswerLeftUnanswered(t *testing.T) {
 		t.Fatalf("the task after a bad answer: %+v, %v; want it still waiting", got, err)
 	}
 }
+
+// TestRequestsInServerOrder: a task's open questions come in the order the server wrote its
+// inputRequests, not sorted: the live view asks them in that order, in one form.
+func TestRequestsInServerOrder(t *testing.T) {
+	raw := json.RawMessage(`{"taskId":"t1","status":"input_required","createdAt":"2026-11-23T10:00:00Z","lastUpdatedAt":"2026-11-23T10:00:00Z","ttl":null,
+		"inputRequests":{"zeta":{"method":"elicitation/create","params":{"mode":"form","message":"first","requestedSchema":{"type":"object","properties":{}}}},
+		"alpha":{"method":"elicitation/create","params":{"mode":"form","message":"second","requestedSchema":{"type":"object","properties":{}}}}}}`)
+	task, err := rpc.DecodeTask(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range requestsOf(task, nil, Request{}) {
+		keys = append(keys, r.Key)
+	}
+	if strings.Join(keys, ",") != "zeta,alpha" {
+		t.Errorf("keys %v, want the server's order zeta,alpha", keys)
+	}
+	keys = keys[:0]
+	for _, r := range requestsOf(task, map[string]bool{"zeta": true}, Request{}) {
+		keys = append(keys, r.Key)
+	}
+	if strings.Join(keys, ",") != "alpha" {
+		t.Errorf("an answered key must be left out: %v", keys)
+	}
+}

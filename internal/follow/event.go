@@ -2,8 +2,10 @@ package follow
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
+	"github.com/mcptask/mcptask/internal/elicit"
 	"github.com/mcptask/mcptask/internal/rpc"
 )
 
@@ -200,7 +202,7 @@ func requestsOf(t *rpc.Task, answered map[string]bool, about Request) []Request 
 		return nil
 	}
 	var out []Request
-	for _, k := range sortedKeys(t.InputRequests) {
+	for _, k := range inputOrder(t) {
 		if answered[k] {
 			continue
 		}
@@ -210,6 +212,24 @@ func requestsOf(t *rpc.Task, answered map[string]bool, about Request) []Request 
 		}
 		_ = json.Unmarshal(t.InputRequests[k], &r)
 		out = append(out, Request{TaskID: t.TaskID, Tool: about.Tool, Server: about.Server, Key: k, Method: r.Method, Params: r.Params})
+	}
+	return out
+}
+
+// inputOrder lists the keys of t's inputRequests in the order the server wrote them (the
+// order a person is asked them in), read from the task as received; keys it cannot place
+// come last, sorted.
+func inputOrder(t *rpc.Task) []string {
+	var out []string
+	for _, k := range elicit.Order(t.Raw, "inputRequests") {
+		if _, ok := t.InputRequests[k]; ok {
+			out = append(out, k)
+		}
+	}
+	for _, k := range sortedKeys(t.InputRequests) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
 	}
 	return out
 }

@@ -6,17 +6,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// AskModel asks a list of questions one after another, before any task exists: the 2026-07-28
-// multi round-trip input_required answer of tools/call (C26-MRTR), which is answered by
-// calling the tool again with the responses. It uses the same forms as the watch view.
+// AskModel asks a list of questions, before any task exists: the 2026-07-28 multi round-trip
+// input_required answer of tools/call (MCP 2026-07-28, Multi Round-Trip Requests), which is
+// answered by calling the tool again with the responses. It is the watch view's form, every
+// question in it.
 type AskModel struct {
 	title     string
 	inputs    []InputRequest
-	i         int
 	form      *inputForm
 	responses map[string]json.RawMessage
-	st        styles
-	workDir   string
 	width     int
 	cancelled bool
 	first     tea.Cmd
@@ -24,9 +22,11 @@ type AskModel struct {
 
 // NewAsk builds the questionnaire. title names what asks (the tool).
 func NewAsk(title string, inputs []InputRequest, opts Options) AskModel {
-	m := AskModel{title: title, inputs: inputs, responses: map[string]json.RawMessage{}, st: newStyles(opts.NoColor), workDir: opts.WorkDir, width: 80}
+	m := AskModel{title: title, inputs: inputs, responses: map[string]json.RawMessage{}, width: 80}
 	if len(inputs) > 0 {
-		m.first = m.open() // Init cannot change the model, so the first form is made here
+		// Init cannot change the model, so the form is made here.
+		m.form, m.first = newInputForm(title, inputs, opts.WorkDir, newStyles(opts.NoColor), m.width, 0)
+		m.form.who = "tool " + safe(title)
 	}
 	return m
 }
@@ -39,7 +39,7 @@ func (m AskModel) Responses() map[string]json.RawMessage {
 	return m.responses
 }
 
-// Init opens the first form.
+// Init opens the form.
 func (m AskModel) Init() tea.Cmd {
 	if len(m.inputs) == 0 {
 		return tea.Quit
@@ -47,48 +47,41 @@ func (m AskModel) Init() tea.Cmd {
 	return m.first
 }
 
-func (m *AskModel) open() tea.Cmd {
-	f, cmd := newInputForm(m.title, m.inputs[m.i], m.workDir, m.st, m.width)
-	m.form = f
-	return cmd
-}
-
-// Update handles keys: ctrl+c leaves without answering; a finished form moves to the next.
+// Update handles keys: ctrl+c, and esc, which has nothing to go back to, leave without
+// answering; a finished form ends the questionnaire.
 func (m AskModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.form == nil {
+		return m, nil
+	}
+	var f *inputForm
+	var cmd tea.Cmd
+	var done []answered
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width = msg.Width
+		m.form.resize(msg.Width, msg.Height)
+		return m, nil
 	case tea.KeyPressMsg:
 		if msg.String() == "ctrl+c" {
 			m.cancelled = true
 			return m, tea.Quit
 		}
-		f, cmd, done := m.form.key(msg)
-		if done != nil {
-			m.responses[done.key] = done.response
-			m.i++
-			if m.i == len(m.inputs) {
-				return m, tea.Quit
-			}
-			return m, m.open()
-		}
-		if f == nil { // back without answering: there is nothing to go back to
-			m.cancelled = true
-			return m, tea.Quit
-		}
+		f, cmd, done = m.form.key(msg)
+	default:
+		f, cmd, done = m.form.update(msg)
+	}
+	if f != nil {
 		m.form = f
 		return m, cmd
-	default:
-		if m.form != nil {
-			var cmd tea.Cmd
-			m.form, cmd = m.form.update(msg)
-			return m, cmd
-		}
 	}
-	return m, nil
+	for _, a := range done {
+		m.responses[a.key] = a.response
+	}
+	m.cancelled = len(done) == 0 // esc: back, with nothing to go back to
+	return m, tea.Quit
 }
 
-// View draws the current form.
+// View draws the form.
 func (m AskModel) View() tea.View {
 	if m.form == nil {
 		return tea.NewView("")

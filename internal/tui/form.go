@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -9,390 +10,439 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/mcptask/mcptask/internal/elicit"
 )
 
-// field is one property of an elicitation's requestedSchema. Elicitation schemas are flat
-// objects of primitives (C25/C26 schema PrimitiveSchemaDefinition): string (optionally with
-// an enum or oneOf), number, integer, boolean, and the multi-select array of enum strings.
-type field struct {
-	name, title, desc, typ string
-	enum                   []string // allowed values (single select, or each item of a multi-select)
-	multi                  bool     // type "array": comma-separated values
-	required               bool
-	min, max               *float64 // number bounds
-	minLen, maxLen         *int     // string length bounds
-	input                  textinput.Model
-}
+// The form is built on Charm's huh: its select, multi-select and input fields and their keys
+// are the library's. What is ours is what the fields are made of (the
+// server's requestedSchema, read by internal/elicit, whose check the command line's --answer
+// uses as well), that every server string passes termsafe before the library sees it, and the
+// keys around the form: esc goes back sending nothing, ctrl+d declines and ctrl+x cancels,
+// each after a y/n confirmation.
 
-// answered is a finished form: the response to send for one input key.
+// answered is one question of a finished form: the response to send for its input key.
 type answered struct {
 	id, key  string
 	response json.RawMessage
 }
 
-// inputForm answers one input request in the terminal. EXT §Task Update Requests: each
-// inputRequests entry MUST be treated "exactly like the standalone request of the same kind:
-// same trust model, same user-consent UX", so nothing is answered without a key press: a URL
-// is shown and never opened, roots are shared only on y, and sampling is only ever declined.
+// slot is where the huh field of one schema property keeps its value.
+type slot struct {
+	f    elicit.Field
+	text string   // an input's text; a select's chosen value ("" leaves the field out)
+	many []string // a multi-select's values
+}
+
+// question is one open input request of the form, with the slots of its fields.
+type question struct {
+	req   InputRequest
+	slots []*slot
+	yes   bool // a URL elicitation's "I will go there", a roots request's "share"
+}
+
+// inputForm answers every open question of one task in one form, in the server's order. MCP
+// 2026-07-28, Tasks, §Task Update Requests: each inputRequests entry MUST be treated "exactly
+// like the standalone request of the same kind: same trust model, same user-consent UX", so
+// nothing is answered without a key press: a URL is shown and never opened, roots are shared
+// only when chosen, and sampling is only ever declined.
 type inputForm struct {
 	id      string
-	req     InputRequest
-	fields  []field
-	focus   int
+	who     string // what asks: "task ID", or "tool NAME" before a task exists
+	qs      []*question
+	form    *huh.Form
+	last    huh.Field // where enter accepts the form
+	confirm string    // "decline" or "cancel" while asking y/n
 	errMsg  string
 	workDir string
 	st      styles
 }
 
-func newInputForm(id string, req InputRequest, workDir string, st styles, width int) (*inputForm, tea.Cmd) {
-	f := &inputForm{id: id, req: req, workDir: workDir, st: st}
-	if req.Kind == "elicitation/create" && req.Mode != "url" {
-		f.fields = parseSchema(req.Schema)
-		if st.noColor {
-			for i := range f.fields {
-				f.fields[i].input.SetStyles(textinput.Styles{})
-			}
+// newInputForm makes the form for the open questions reqs of task id (for a tool that asks
+// before it starts, id names the tool), for a terminal of width by height cells (0: not known
+// yet): one list of fields, each question's under a note with its key and message, so that
+// enter moves through them all and accepts at the last.
+func newInputForm(id string, reqs []InputRequest, workDir string, st styles, width, height int) (*inputForm, tea.Cmd) {
+	f := &inputForm{id: id, who: "task " + safe(id), workDir: workDir, st: st}
+	var fields []huh.Field
+	for _, req := range reqs {
+		q := &question{req: req}
+		f.qs = append(f.qs, q)
+		head := safe(req.Key)
+		if head == "" {
+			head = "question"
 		}
+		if req.Message != "" {
+			head += ": " + safe(req.Message)
+		}
+		fields = append(fields, huh.NewNote().Title(head))
+		fields = append(fields, f.fields(q)...)
 	}
-	f.resize(width)
-	if len(f.fields) > 0 {
-		return f, f.fields[0].input.Focus()
+	km := huh.NewDefaultKeyMap()
+	// ctrl+d declines the form; the select lists page with pgup and pgdown instead.
+	km.Select.HalfPageDown = key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "½ page down"))
+	km.Select.HalfPageUp = key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "½ page up"))
+	km.MultiSelect.HalfPageDown, km.MultiSelect.HalfPageUp = km.Select.HalfPageDown, km.Select.HalfPageUp
+	if len(fields) == 0 {
+		fields = append(fields, huh.NewNote().Title("nothing is asked"))
 	}
-	return f, nil
+	f.last = fields[len(fields)-1]
+	f.form = huh.NewForm(huh.NewGroup(fields...)).WithShowHelp(false).WithTheme(formTheme(st)).WithKeyMap(km)
+	f.form.SubmitCmd, f.form.CancelCmd = nil, nil // the view, not the library, ends the program
+	cmd := f.form.Init()
+	f.resize(width, height)
+	return f, cmd
 }
 
-// schemaProp is the part of a PrimitiveSchemaDefinition the form uses.
-type schemaProp struct {
-	Type        string   `json:"type"`
-	Title       string   `json:"title"`
-	Description string   `json:"description"`
-	Enum        []string `json:"enum"`
-	OneOf       []struct {
-		Const string `json:"const"`
-	} `json:"oneOf"`
-	Items struct {
-		Enum  []string `json:"enum"`
-		AnyOf []struct {
-			Const string `json:"const"`
-		} `json:"anyOf"`
-	} `json:"items"`
-	Minimum   *float64 `json:"minimum"`
-	Maximum   *float64 `json:"maximum"`
-	MinLength *int     `json:"minLength"`
-	MaxLength *int     `json:"maxLength"`
-	Default   any      `json:"default"`
+// fields are the fields that ask q. Every question has at least one that waits for a key
+// (a select of one choice where there is nothing to choose), so that nothing is answered
+// without one.
+func (f *inputForm) fields(q *question) []huh.Field {
+	req := q.req
+	only := func(title, desc, choice string) huh.Field {
+		return huh.NewSelect[bool]().Title(title).Description(desc).Options(huh.NewOption(choice, false)).Value(&q.yes)
+	}
+	switch {
+	case req.Kind == "roots/list" && f.workDir == "":
+		return []huh.Field{only("The server asks for your workspace roots",
+			"mcptask knows no working directory to share; it answers with none.", "share none")}
+	case req.Kind == "roots/list":
+		return []huh.Field{huh.NewSelect[bool]().Title("The server asks for your workspace roots").
+			Options(huh.NewOption("share none", false), huh.NewOption("share "+safe(f.workDir), true)).Value(&q.yes)}
+	case req.Kind == "elicitation/create" && req.Mode == "url":
+		return []huh.Field{huh.NewSelect[bool]().Title("Open this URL yourself; mcptask never opens it for you").
+			Description(safe(req.URL)).
+			Options(huh.NewOption("I will not (decline)", false), huh.NewOption("I will go there (accept)", true)).Value(&q.yes)}
+	case req.Kind == "elicitation/create" || req.Kind == "":
+		var out []huh.Field
+		for _, fl := range elicit.Fields(req.Schema) {
+			s := &slot{f: fl}
+			q.slots = append(q.slots, s)
+			out = append(out, s.field())
+		}
+		if len(out) == 0 {
+			out = append(out, only("Nothing to fill in", "", "accept"))
+		}
+		return out
+	case req.Kind == "sampling/createMessage":
+		return []huh.Field{only("The server asks for an LLM sampling request",
+			"mcptask declares no sampling capability and never samples, so it is declined.", "decline")}
+	}
+	return []huh.Field{only("mcptask cannot answer "+safe(req.Kind), "", "decline")}
 }
 
-// parseSchema reads requestedSchema into form fields in the order the server wrote the
-// properties, which is the order it means them to be asked in.
-func parseSchema(raw json.RawMessage) []field {
-	var s struct {
-		Properties map[string]schemaProp `json:"properties"`
-		Required   []string              `json:"required"`
+// field makes the huh field for one schema property: a select for an enum and for a boolean,
+// a multi-select for an array, an input checked by elicit for the rest. Its value starts at
+// the schema's default (SEP-1034).
+func (s *slot) field() huh.Field {
+	fl := s.f
+	title := safe(fl.Label())
+	if fl.Required {
+		title += " (required)"
 	}
-	if json.Unmarshal(raw, &s) != nil {
-		return nil
+	desc := safe(fl.Description)
+	if r := bounds(fl); r != "" && (fl.Type == "number" || fl.Type == "integer") {
+		desc = strings.TrimSpace(desc + " (" + strings.TrimSpace(r) + ")")
 	}
-	var out []field
-	for _, name := range propertyOrder(raw, s.Properties) {
-		p := s.Properties[name]
-		fl := field{
-			name: name, title: p.Title, desc: p.Description, typ: p.Type, enum: p.Enum,
-			required: slices.Contains(s.Required, name), min: p.Minimum, max: p.Maximum,
-			minLen: p.MinLength, maxLen: p.MaxLength,
-		}
-		for _, o := range p.OneOf {
-			fl.enum = append(fl.enum, o.Const)
-		}
-		if p.Type == "array" {
-			fl.multi = true
-			fl.enum = append(fl.enum, p.Items.Enum...)
-			for _, o := range p.Items.AnyOf {
-				fl.enum = append(fl.enum, o.Const)
+	optional := !fl.Required && fl.Default == nil
+	switch {
+	case fl.Type == "array":
+		opts := options(fl)
+		for _, d := range asList(fl.Default) {
+			if slices.Contains(fl.Enum, d) {
+				s.many = append(s.many, d)
 			}
 		}
-		ti := textinput.New()
-		ti.Prompt = ""
-		ti.CharLimit = 4096
-		ti.SetWidth(40)
-		switch {
-		case fl.multi:
-			ti.Placeholder = "any of: " + strings.Join(fl.enum, ", ")
-		case len(fl.enum) > 0:
-			ti.Placeholder = strings.Join(fl.enum, " | ")
-		case fl.typ == "boolean":
-			ti.Placeholder = "yes | no"
-		default:
-			ti.Placeholder = fl.typ
+		// huh v2.0.3 sizes a multi-select without a height one line short per line of title
+		// and description; its height is given whole, title and description included.
+		h := len(opts) + 1
+		if desc != "" {
+			h++
 		}
-		switch d := p.Default.(type) {
-		case string:
-			ti.SetValue(d)
-		case bool:
-			ti.SetValue(map[bool]string{true: "yes", false: "no"}[d])
-		case float64:
-			ti.SetValue(strconv.FormatFloat(d, 'f', -1, 64))
-		case []any:
-			var parts []string
-			for _, v := range d {
-				if s, ok := v.(string); ok {
-					parts = append(parts, s)
-				}
-			}
-			ti.SetValue(strings.Join(parts, ", "))
+		return huh.NewMultiSelect[string]().Title(title).Description(desc).Options(opts...).Value(&s.many).
+			Height(h).Validate(func(v []string) error { return s.check(v) })
+	case fl.Type == "boolean":
+		opts := []huh.Option[string]{huh.NewOption("yes", "true"), huh.NewOption("no", "false")}
+		if optional {
+			opts = append(opts, huh.NewOption("(leave out)", ""))
+			s.text = ""
 		}
-		fl.input = ti
-		out = append(out, fl)
+		if d, ok := fl.Default.(bool); ok {
+			s.text = strconv.FormatBool(d)
+		} else if !optional {
+			s.text = "false" // a stray enter confirms nothing
+		}
+		return huh.NewSelect[string]().Title(title).Description(desc).Options(opts...).Value(&s.text)
+	case len(fl.Enum) > 0:
+		opts := options(fl)
+		if optional {
+			opts = append(opts, huh.NewOption("(leave out)", ""))
+		}
+		if d, ok := fl.Default.(string); ok && slices.Contains(fl.Enum, d) {
+			s.text = d
+		} else if !optional {
+			s.text = fl.Enum[0]
+		}
+		return huh.NewSelect[string]().Title(title).Description(desc).Options(opts...).Value(&s.text)
+	}
+	switch d := fl.Default.(type) {
+	case string:
+		s.text = safe(d) // what is sent is what the person saw
+	case float64:
+		s.text = strconv.FormatFloat(d, 'f', -1, 64)
+	}
+	in := huh.NewInput().Title(title).Description(desc).Value(&s.text).CharLimit(4096).
+		Placeholder(placeholder(fl)).Validate(func(text string) error {
+		v, ok, err := s.parse(text)
+		if err != nil || !ok {
+			return err
+		}
+		return s.check(v)
+	})
+	return in
+}
+
+// placeholder hints at what an input takes, in words mcptask chose: never a string of the
+// server's, which could carry escapes into a field the library draws as it is.
+func placeholder(fl elicit.Field) string {
+	var p string
+	switch fl.Type {
+	case "integer":
+		p = "a whole number"
+	case "number":
+		p = "a number"
+	default:
+		p = "text"
+	}
+	return p + bounds(fl)
+}
+
+// bounds words a number field's minimum and maximum, " from 1 to 10"; "" without.
+func bounds(fl elicit.Field) string {
+	switch {
+	case fl.Min != nil && fl.Max != nil:
+		return fmt.Sprintf(" from %s to %s", num(*fl.Min), num(*fl.Max))
+	case fl.Min != nil:
+		return " from " + num(*fl.Min)
+	case fl.Max != nil:
+		return " up to " + num(*fl.Max)
+	}
+	return ""
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// options lists an enum's values, each shown by its name when the schema gives one.
+func options(fl elicit.Field) []huh.Option[string] {
+	var out []huh.Option[string]
+	for i, v := range fl.Enum {
+		label := v
+		if i < len(fl.EnumNames) && fl.EnumNames[i] != "" {
+			label = fl.EnumNames[i]
+		}
+		out = append(out, huh.NewOption(safe(label), v))
 	}
 	return out
 }
 
-// propertyOrder lists the keys of the schema's "properties" object in document order (a Go
-// map forgets it). Keys it cannot place come last, sorted, so the form is always stable.
-func propertyOrder(raw json.RawMessage, props map[string]schemaProp) []string {
-	var order []string
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) == nil {
-		dec := json.NewDecoder(strings.NewReader(string(top["properties"])))
-		if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					break
-				}
-				name, _ := tok.(string)
-				var skip json.RawMessage
-				if dec.Decode(&skip) != nil {
-					break
-				}
-				if _, ok := props[name]; ok && !slices.Contains(order, name) {
-					order = append(order, name)
-				}
-			}
+func asList(v any) []string {
+	items, _ := v.([]any)
+	var out []string
+	for _, it := range items {
+		if s, ok := it.(string); ok {
+			out = append(out, s)
 		}
 	}
-	var rest []string
-	for name := range props {
-		if !slices.Contains(order, name) {
-			rest = append(rest, name)
-		}
-	}
-	slices.Sort(rest)
-	return append(order, rest...)
+	return out
 }
 
-// value converts a field's text to its JSON value, or says what is wrong, so that the
-// server is never sent a form its own schema rejects.
-func (fl field) value() (any, bool, error) {
-	v := strings.TrimSpace(fl.input.Value())
-	if v == "" {
-		if fl.required {
-			return nil, false, fmt.Errorf("%s is required", fl.label())
+// parse reads the slot's value as the JSON it is sent as; false when the field is left out.
+func (s *slot) parse(text string) (any, bool, error) {
+	fl := s.f
+	switch {
+	case fl.Type == "array":
+		if len(s.many) == 0 && !fl.Required {
+			return nil, false, nil
+		}
+		out := make([]any, len(s.many))
+		for i, v := range s.many {
+			out[i] = v
+		}
+		return out, true, nil
+	case fl.Type == "boolean":
+		if text == "" {
+			return nil, false, nil
+		}
+		return text == "true", true, nil
+	}
+	if strings.TrimSpace(text) == "" {
+		if fl.Required {
+			return nil, false, shown(&elicit.FieldError{Field: fl.Name, Problem: "is required"})
 		}
 		return nil, false, nil
 	}
-	if fl.multi {
-		var picked []string
-		for _, part := range strings.Split(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
-			}
-			if len(fl.enum) > 0 && !slices.Contains(fl.enum, part) {
-				return nil, false, fmt.Errorf("%s: %q is not one of: %s", fl.label(), part, strings.Join(fl.enum, ", "))
-			}
-			picked = append(picked, part)
-		}
-		return picked, true, nil
-	}
-	if len(fl.enum) > 0 && !slices.Contains(fl.enum, v) {
-		return nil, false, fmt.Errorf("%s must be one of: %s", fl.label(), strings.Join(fl.enum, ", "))
-	}
-	switch fl.typ {
-	case "number", "integer":
-		return fl.number(v)
-	case "boolean":
-		switch strings.ToLower(v) {
-		case "y", "yes", "true":
-			return true, true, nil
-		case "n", "no", "false":
-			return false, true, nil
-		}
-		return nil, false, fmt.Errorf("%s must be yes or no", fl.label())
-	}
-	if n := len([]rune(v)); fl.minLen != nil && n < *fl.minLen {
-		return nil, false, fmt.Errorf("%s must be at least %d characters", fl.label(), *fl.minLen)
-	} else if fl.maxLen != nil && n > *fl.maxLen {
-		return nil, false, fmt.Errorf("%s must be at most %d characters", fl.label(), *fl.maxLen)
-	}
-	return v, true, nil
+	v, err := fl.Text(text)
+	return v, err == nil, shown(err)
 }
 
-// number converts the text v of a number or integer field, within the schema's bounds.
-func (fl field) number(v string) (any, bool, error) {
-	var n float64
-	var out any
-	if fl.typ == "integer" {
-		i, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s must be a whole number", fl.label())
+// check is elicit's judgement of v, the one --answer gets too, made safe to show.
+func (s *slot) check(v any) error {
+	if l, ok := v.([]string); ok {
+		items := make([]any, len(l))
+		for i, x := range l {
+			items[i] = x
 		}
-		n, out = float64(i), i
-	} else {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s must be a number", fl.label())
-		}
-		n, out = f, f
+		v = items
 	}
-	if fl.min != nil && n < *fl.min {
-		return nil, false, fmt.Errorf("%s must be at least %s", fl.label(), strconv.FormatFloat(*fl.min, 'f', -1, 64))
-	}
-	if fl.max != nil && n > *fl.max {
-		return nil, false, fmt.Errorf("%s must be at most %s", fl.label(), strconv.FormatFloat(*fl.max, 'f', -1, 64))
-	}
-	return out, true, nil
+	return shown(s.f.Check(v))
 }
 
-func (fl field) label() string {
-	if fl.title != "" {
-		return safe(fl.title)
+// shown makes an error's text safe for the terminal (it names the server's field).
+func shown(err error) error {
+	if err == nil {
+		return nil
 	}
-	return safe(fl.name)
+	return errors.New(safe(err.Error()))
+}
+
+// formTheme is huh's base theme in the view's colours; with NoColor, plain.
+func formTheme(st styles) huh.Theme {
+	return huh.ThemeFunc(func(dark bool) *huh.Styles {
+		t := huh.ThemeBase(dark)
+		t.Group.Title = st.title
+		t.Group.Description = st.dim
+		for _, fs := range []*huh.FieldStyles{&t.Focused, &t.Blurred} {
+			fs.Title = st.label
+			fs.Description = st.dim
+			fs.NoteTitle = st.title
+			fs.ErrorIndicator = st.err.SetString(" ✗")
+			fs.ErrorMessage = st.err
+			fs.SelectSelector = st.selected.SetString("> ")
+			fs.MultiSelectSelector = st.selected.SetString("> ")
+			if st.noColor {
+				fs.TextInput.Placeholder = lipgloss.NewStyle()
+			}
+		}
+		t.Focused.Title = st.selected
+		// A select that is not focused still marks its choice, so the whole form can be read.
+		t.Blurred.MultiSelectSelector = lipgloss.NewStyle().SetString("  ")
+		return t
+	})
+}
+
+// key handles a key press: esc goes back sending nothing, ctrl+d and ctrl+x ask to decline or
+// cancel every question, the rest is the form's. It returns the form (nil when closed) and the
+// answers once the user chose them.
+func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, []answered) {
+	if f.confirm != "" {
+		action := f.confirm
+		f.confirm = ""
+		if k := msg.String(); k == "y" || k == "Y" {
+			return f.all(action)
+		}
+		return f, nil, nil
+	}
+	switch msg.String() {
+	case "esc":
+		return nil, nil, nil // back: nothing sent, the task keeps waiting
+	case "ctrl+d":
+		f.confirm = "decline"
+		return f, nil, nil
+	case "ctrl+x":
+		f.confirm = "cancel"
+		return f, nil, nil
+	}
+	return f.update(msg)
+}
+
+// update passes a message to the form, and reads the answers when the form is complete.
+func (f *inputForm) update(msg tea.Msg) (*inputForm, tea.Cmd, []answered) {
+	if _, ok := msg.(tea.KeyPressMsg); ok {
+		f.errMsg = ""
+	}
+	_, cmd := f.form.Update(msg)
+	if f.form.State != huh.StateCompleted {
+		return f, cmd, nil
+	}
+	out, err := f.accept()
+	if err != nil {
+		// The fields check themselves as they are left, so this is all but unreachable; it
+		// is the last word before sending. huh cannot reopen a finished form: what is left is
+		// the error, esc, decline and cancel.
+		f.errMsg = safe(err.Error())
+		return f, cmd, nil
+	}
+	return nil, nil, out
+}
+
+// accept makes the answer of every question from the form's values.
+func (f *inputForm) accept() ([]answered, error) {
+	var out []answered
+	for _, q := range f.qs {
+		var v any
+		switch {
+		case q.req.Kind == "roots/list":
+			v = map[string]any{"roots": []any{}}
+			if q.yes && f.workDir != "" {
+				v = map[string]any{"roots": []any{map[string]any{"uri": fileURI(f.workDir), "name": filepath.Base(f.workDir)}}}
+			}
+		case q.req.Kind == "elicitation/create" && q.req.Mode == "url":
+			v = map[string]any{"action": map[bool]string{true: "accept", false: "decline"}[q.yes]}
+		case q.req.Kind == "elicitation/create" || q.req.Kind == "":
+			content := map[string]any{}
+			for _, s := range q.slots {
+				val, ok, err := s.parse(s.text)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					content[s.f.Name] = val
+				}
+			}
+			raw, _ := json.Marshal(content)
+			if err := elicit.Check(q.req.Schema, raw); err != nil {
+				return nil, err
+			}
+			v = map[string]any{"action": "accept", "content": content}
+		default:
+			v = map[string]any{"action": "decline"}
+		}
+		out = append(out, answered{id: f.id, key: q.req.Key, response: respond(v)})
+	}
+	return out, nil
+}
+
+// all answers every question with action, "decline" or "cancel": roots with none, sampling
+// and what mcptask cannot answer declined.
+func (f *inputForm) all(action string) (*inputForm, tea.Cmd, []answered) {
+	var out []answered
+	for _, q := range f.qs {
+		var v any = map[string]any{"action": "decline"}
+		switch q.req.Kind {
+		case "roots/list":
+			v = map[string]any{"roots": []any{}}
+		case "elicitation/create", "":
+			v = map[string]any{"action": action}
+		}
+		out = append(out, answered{id: f.id, key: q.req.Key, response: respond(v)})
+	}
+	return nil, nil, out
 }
 
 func respond(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 
-// key handles a key press. It returns the form (nil when closed) and, when the user chose an
-// answer, what to send.
-func (f *inputForm) key(msg tea.KeyPressMsg) (*inputForm, tea.Cmd, *answered) {
-	k := msg.String()
-	if k == "ctrl+b" {
-		return nil, nil, nil // back, nothing sent
+// resize fits the form to a terminal of width by height cells (0: not known), leaving room
+// for the lines around it; the library scrolls the fields within.
+func (f *inputForm) resize(width, height int) {
+	if height <= 0 {
+		height = 1000
 	}
-	switch {
-	case f.req.Kind == "roots/list":
-		return f.rootsKey(k)
-	case f.req.Kind == "sampling/createMessage" || (f.req.Kind != "elicitation/create" && f.req.Kind != ""):
-		if k == "enter" || k == "esc" || k == "d" {
-			return f.done(map[string]any{"action": "decline"})
-		}
-		return f, nil, nil
-	case f.req.Mode == "url":
-		switch k {
-		case "a":
-			return f.done(map[string]any{"action": "accept"})
-		case "d":
-			return f.done(map[string]any{"action": "decline"})
-		case "esc":
-			return f.done(map[string]any{"action": "cancel"})
-		}
-		return f, nil, nil
-	}
-	return f.formKey(msg, k)
-}
-
-// done closes the form with v as the answer.
-func (f *inputForm) done(v any) (*inputForm, tea.Cmd, *answered) {
-	return nil, nil, &answered{id: f.id, key: f.req.Key, response: respond(v)}
-}
-
-// rootsKey answers a roots/list request: yes shares the working directory, no shares none.
-func (f *inputForm) rootsKey(k string) (*inputForm, tea.Cmd, *answered) {
-	switch k {
-	case "y", "Y":
-		if f.workDir == "" {
-			return f, nil, nil // nothing to share; only no is offered
-		}
-		return f.done(map[string]any{"roots": []any{map[string]any{"uri": fileURI(f.workDir), "name": filepath.Base(f.workDir)}}})
-	case "n", "N", "esc":
-		return f.done(map[string]any{"roots": []any{}})
-	}
-	return f, nil, nil
-}
-
-// formKey handles a key in form mode: moving between fields, submitting, or typing.
-func (f *inputForm) formKey(msg tea.KeyPressMsg, k string) (*inputForm, tea.Cmd, *answered) {
-	switch k {
-	case "esc":
-		return f.done(map[string]any{"action": "cancel"})
-	case "ctrl+d":
-		return f.done(map[string]any{"action": "decline"})
-	case "tab", "down":
-		f.move(1)
-		return f, f.refocus(), nil
-	case "shift+tab", "up":
-		f.move(-1)
-		return f, f.refocus(), nil
-	case "enter", "ctrl+s":
-		if k == "enter" && f.focus < len(f.fields)-1 {
-			f.move(1)
-			return f, f.refocus(), nil
-		}
-		return f.submit()
-	}
-	if len(f.fields) == 0 {
-		return f, nil, nil
-	}
-	var cmd tea.Cmd
-	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
-	f.errMsg = ""
-	return f, cmd, nil
-}
-
-// submit accepts the form when every field is valid, or shows the first field's error.
-func (f *inputForm) submit() (*inputForm, tea.Cmd, *answered) {
-	content := map[string]any{}
-	for _, fl := range f.fields {
-		v, ok, err := fl.value()
-		if err != nil {
-			f.errMsg = err.Error()
-			return f, nil, nil
-		}
-		if ok {
-			content[fl.name] = v
-		}
-	}
-	return f.done(map[string]any{"action": "accept", "content": content})
-}
-
-// resize fits the inputs to a terminal of width columns, leaving room for the labels.
-func (f *inputForm) resize(width int) {
-	for i := range f.fields {
-		f.fields[i].input.SetWidth(min(max(width-lipgloss.Width(f.fields[i].label())-8, 8), 60))
-	}
-}
-
-func (f *inputForm) move(d int) {
-	if len(f.fields) == 0 {
-		return
-	}
-	f.focus = (f.focus + d + len(f.fields)) % len(f.fields)
-}
-
-func (f *inputForm) refocus() tea.Cmd {
-	var cmd tea.Cmd
-	for i := range f.fields {
-		if i == f.focus {
-			cmd = f.fields[i].input.Focus()
-		} else {
-			f.fields[i].input.Blur()
-		}
-	}
-	return cmd
-}
-
-// update passes non-key messages (cursor blink) to the focused input.
-func (f *inputForm) update(msg tea.Msg) (*inputForm, tea.Cmd) {
-	if len(f.fields) == 0 {
-		return f, nil
-	}
-	var cmd tea.Cmd
-	f.fields[f.focus].input, cmd = f.fields[f.focus].input.Update(msg)
-	return f, cmd
+	f.form.WithWidth(min(max(width, 20), 100))
+	f.form.Update(tea.WindowSizeMsg{Width: width, Height: max(height-7, 5)})
 }
 
 func fileURI(dir string) string {
@@ -402,42 +452,27 @@ func fileURI(dir string) string {
 func (f *inputForm) view(width int) string {
 	st := f.st
 	var b strings.Builder
-	b.WriteString(st.title.Render(clip("task "+safe(f.id)+" asks ("+safe(f.req.Key)+")", width)) + "\n\n")
-	if f.req.Message != "" {
-		b.WriteString(clip(safe(f.req.Message), width*4) + "\n\n")
+	what, the := "a question", "the question"
+	if len(f.qs) > 1 {
+		what, the = strconv.Itoa(len(f.qs))+" questions", "the "+strconv.Itoa(len(f.qs))+" questions"
 	}
-	switch {
-	case f.req.Kind == "roots/list" && f.workDir == "":
-		b.WriteString("The server asks for your workspace roots. mcptask knows no working directory to share; press n to answer with none.\n")
-	case f.req.Kind == "roots/list":
-		b.WriteString(fmt.Sprintf("The server asks for your workspace roots. Share %s? (y/n)\n", clip(safe(f.workDir), width-30)))
-	case f.req.Kind == "sampling/createMessage":
-		b.WriteString("The server asks mcptask to run an LLM sampling request. mcptask declares no sampling\n" +
-			"capability and never samples, so this request will be declined. Press enter to decline.\n")
-	case f.req.Kind != "elicitation/create" && f.req.Kind != "":
-		b.WriteString(fmt.Sprintf("mcptask cannot answer %s; press enter to decline.\n", safe(f.req.Kind)))
-	case f.req.Mode == "url":
-		b.WriteString("Open this URL yourself to continue (mcptask never opens it for you):\n  " + clip(safe(f.req.URL), width-2) + "\n\n")
-		b.WriteString(st.key.Render("a") + " I will go there (accept)  " + st.key.Render("d") + " decline  " + st.key.Render("esc") + " cancel\n")
+	b.WriteString(st.title.Render(clip(f.who+" asks "+what, width)) + "\n\n")
+	b.WriteString(f.form.View() + "\n")
+	if f.errMsg != "" {
+		b.WriteString("\n" + st.err.Render(f.errMsg) + "\n")
+	}
+	b.WriteString("\n")
+	switch f.confirm {
+	case "decline", "cancel":
+		// The header names the task; the prompt stays short so that (y/n) fits at 60 columns.
+		b.WriteString(st.warn.Render(clip(fmt.Sprintf("%s %s? (y/n)", map[string]string{"decline": "Decline", "cancel": "Cancel"}[f.confirm], the), width)) + "\n")
 	default:
-		for i, fl := range f.fields {
-			mark := "  "
-			if i == f.focus {
-				mark = "> "
-			}
-			req := ""
-			if fl.required {
-				req = "*"
-			}
-			b.WriteString(fmt.Sprintf("%s%s%s: %s\n", mark, fl.label(), req, fl.input.View()))
-			if fl.desc != "" && i == f.focus {
-				b.WriteString(st.dim.Render("    "+clip(safe(fl.desc), width-4)) + "\n")
-			}
+		enter := " next  "
+		if f.form.GetFocusedField() == f.last {
+			enter = " accept  "
 		}
-		if f.errMsg != "" {
-			b.WriteString("\n" + st.err.Render(f.errMsg) + "\n")
-		}
-		b.WriteString("\n" + st.key.Render("enter") + " next/accept  " + st.key.Render("ctrl+d") + " decline  " + st.key.Render("esc") + " cancel  " + st.key.Render("ctrl+b") + " back\n")
+		b.WriteString(st.key.Render("enter") + enter + st.key.Render("ctrl+d") + " decline  " +
+			st.key.Render("ctrl+x") + " cancel  " + st.key.Render("esc") + " back\n")
 	}
 	return b.String()
 }

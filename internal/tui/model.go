@@ -413,7 +413,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
 		if m.form != nil {
-			m.form.resize(msg.Width)
+			m.form.resize(msg.Width, msg.Height)
 		}
 		return m, nil
 	case feedMsg:
@@ -443,9 +443,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if m.form != nil {
-		var cmd tea.Cmd
-		m.form, cmd = m.form.update(msg)
-		return m, cmd
+		// huh moves between fields and finishes the form by messages of its own.
+		f, cmd, done := m.form.update(msg)
+		return m.formDone(f, cmd, done)
 	}
 	return m, nil
 }
@@ -528,38 +528,49 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.goTo(id)
 			return m, nil
 		}
+		// Every open question of the task in one form, in the server's order.
 		t := m.tasks[id]
-		in, _ := m.pending(t)
-		f, cmd := newInputForm(t.id, in, m.opts.WorkDir, m.st, m.width)
+		f, cmd := newInputForm(t.id, m.pendingAll(t), m.opts.WorkDir, m.st, m.width, m.height)
 		m.form = f
 		return m, cmd
 	}
 	return m, nil
 }
 
-// onFormKey passes a key to the open answer form, and sends the answer when the form is done.
+// onFormKey passes a key to the open answer form.
 func (m Model) onFormKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	f, cmd, done := m.form.key(msg)
+	return m.formDone(f, cmd, done)
+}
+
+// formDone keeps the form f, or, when it closed, sends its answers (none when the user went
+// back).
+func (m Model) formDone(f *inputForm, cmd tea.Cmd, done []answered) (tea.Model, tea.Cmd) {
 	m.form = f
-	if done != nil {
-		m.form = nil
-		t := m.tasks[done.id]
-		// EXT §Task Update Requests: the client "SHOULD deduplicate keys across polls
-		// and SHOULD track keys already answered"; the key is marked before the call so
-		// that a poll landing meanwhile cannot offer it again.
-		if t != nil && !t.answered[done.key] {
-			t.answer(done.key)
-			t.note = "answering " + done.key + "…"
-			t.ver++
-			ctl, id, k, resp := m.ctl, done.id, done.key, done.response
-			return m, func() tea.Msg { ctl.Answer(id, k, resp); return nil }
+	if f != nil {
+		return m, cmd
+	}
+	var sends []tea.Cmd
+	var keys []string
+	for _, a := range done {
+		t := m.tasks[a.id]
+		// MCP 2026-07-28, Tasks, §Task Update Requests: the client "SHOULD deduplicate keys
+		// across polls and SHOULD track keys already answered"; the key is marked before the
+		// call so that a poll landing meanwhile cannot offer it again.
+		if t == nil || t.answered[a.key] {
+			continue
 		}
-		return m, nil
+		t.answer(a.key)
+		keys = append(keys, a.key)
+		t.note = "answering " + strings.Join(keys, ", ") + "…"
+		t.ver++
+		ctl, id, k, resp := m.ctl, a.id, a.key, a.response
+		sends = append(sends, func() tea.Msg { ctl.Answer(id, k, resp); return nil })
 	}
-	if m.form == nil { // closed without answering
-		return m, m.quitIfDone()
+	if len(sends) > 0 {
+		return m, tea.Sequence(sends...) // in the server's order
 	}
-	return m, cmd
+	return m, m.quitIfDone() // closed without answering
 }
 
 // onConfirmKey answers the cancel question: yes cancels the selected task, any other key

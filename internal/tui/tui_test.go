@@ -97,15 +97,15 @@ func TestStatusGoldens(t *testing.T) {
 		m = batch(m, fail(2, 3*time.Second))
 		frame("backoff", m)
 
-		// The form, in the schema's property order, after a submit with a required field empty.
-		f, _ := newInputForm("task-1", InputRequest{Key: "who", Kind: "elicitation/create", Mode: "form", Message: "Who is deploying?",
-			Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"your full name"},"team":{"type":"string","enum":["red","blue"],"default":"red"},"dryRun":{"type":"boolean","default":true},"replicas":{"type":"integer","minimum":1},"regions":{"type":"array","items":{"type":"string","enum":["eu","us"]}}},"required":["name","replicas"]}`)},
-			"/work", newStyles(true), width)
-		f, _, _ = f.key(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}) // submit with nothing typed
+		// The form, in the schema's property order, after enter with the required name empty.
+		f, _ := newInputForm("task-1", []InputRequest{{Key: "who", Kind: "elicitation/create", Mode: "form", Message: "Who is deploying?",
+			Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"your full name"},"team":{"type":"string","enum":["red","blue"],"default":"red"},"dryRun":{"type":"boolean","default":true},"replicas":{"type":"integer","minimum":1},"regions":{"type":"array","items":{"type":"string","enum":["eu","us"]}}},"required":["name","replicas"]}`)}},
+			"/work", newStyles(true), width, 40)
+		f, _, _ = f.key(tea.KeyPressMsg{Code: tea.KeyEnter}) // nothing typed
 		fmt.Fprintf(&all, "==== form\n%s", f.view(width))
 		golden(t, fmt.Sprintf("statuses-%d", width), all.String())
 
-		for _, want := range []string{"possibly stuck", "TTL nearly spent", "backed off after 2 failed polls", "Name is required", "next poll   in 5s (every 5s, server's)"} {
+		for _, want := range []string{"possibly stuck", "TTL nearly spent", "backed off after 2 failed polls", `field "name" is required`, "next poll   in 5s (every 5s, server's)"} {
 			if !strings.Contains(all.String(), want) {
 				t.Errorf("%d columns: the frames do not say %q", width, want)
 			}
@@ -355,111 +355,52 @@ func TestUpdateMessages(t *testing.T) {
 	})
 }
 
-// TestFormValues: every schema kind converts to its JSON type, and bad values are refused
-// with a message naming the field.
-func TestFormValues(t *testing.T) {
-	schema := json.RawMessage(`{"type":"object","properties":{
-		"n":{"type":"number","maximum":10},"i":{"type":"integer","minimum":1},"b":{"type":"boolean"},
-		"e":{"type":"string","oneOf":[{"const":"x","title":"X"},{"const":"y","title":"Y"}]},
-		"m":{"type":"array","items":{"type":"string","enum":["eu","us"]},"default":["eu"]},
-		"s":{"type":"string","minLength":2,"maxLength":3}}}`)
-	fields := parseSchema(schema)
-	var names []string
-	for _, f := range fields {
-		names = append(names, f.name)
+// ask runs the questionnaire of inputs in a real program, presses keys and returns the
+// responses (nil when it ended without).
+func ask(t *testing.T, inputs []InputRequest, workDir string, keys ...tea.KeyPressMsg) map[string]json.RawMessage {
+	t.Helper()
+	tm := teatest.NewTestModel(t, NewAsk("tool", inputs, Options{NoColor: true, WorkDir: workDir}), teatest.WithInitialTermSize(100, 30))
+	for _, k := range keys {
+		tm.Send(k)
 	}
-	if got := strings.Join(names, ","); got != "n,i,b,e,m,s" {
-		t.Errorf("field order %s, want the schema's n,i,b,e,m,s", got)
-	}
-	tests := []struct {
-		field, in string
-		want      string // JSON of the value, or the error
-	}{
-		{"n", "2.5", "2.5"}, {"n", "11", "n must be at most 10"}, {"n", "abc", "n must be a number"},
-		{"i", "3", "3"}, {"i", "0", "i must be at least 1"}, {"i", "1.5", "i must be a whole number"},
-		{"b", "Yes", "true"}, {"b", "no", "false"}, {"b", "maybe", "b must be yes or no"},
-		{"e", "y", `"y"`}, {"e", "z", "e must be one of: x, y"},
-		{"m", "eu, us", `["eu","us"]`}, {"m", "eu,mars", `m: "mars" is not one of: eu, us`},
-		{"s", "ab", `"ab"`}, {"s", "a", "s must be at least 2 characters"}, {"s", "abcd", "s must be at most 3 characters"},
-	}
-	for _, tt := range tests {
-		for _, f := range fields {
-			if f.name != tt.field {
-				continue
-			}
-			f.input.SetValue(tt.in)
-			v, _, err := f.value()
-			got := ""
-			if err != nil {
-				got = err.Error()
-			} else {
-				b, _ := json.Marshal(v)
-				got = string(b)
-			}
-			if got != tt.want {
-				t.Errorf("%s=%q: got %s, want %s", tt.field, tt.in, got, tt.want)
-			}
-		}
-	}
-	if fields[4].input.Value() != "eu" {
-		t.Errorf("the multi-select default was not filled in: %q", fields[4].input.Value())
-	}
+	return tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(AskModel).Responses()
 }
 
-// TestNonFormRequests: URL consent, roots only with the user's yes, sampling declined.
+// TestNonFormRequests: URL consent, roots only with the user's choice, sampling declined; each
+// only after a key.
 func TestNonFormRequests(t *testing.T) {
-	st := newStyles(true)
-	press := func(f *inputForm, k string) *answered {
-		var msg tea.KeyPressMsg
-		switch k {
-		case "esc":
-			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
-		case "enter":
-			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
-		default:
-			msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
-		}
-		_, _, a := f.key(msg)
-		return a
-	}
-	url := InputRequest{Key: "k", Kind: "elicitation/create", Mode: "url", URL: "https://example.com/\x1b[2Jauth", Message: "sign in"}
-	f, _ := newInputForm("t", url, "/work", st, 80)
-	if v := f.view(80); strings.Contains(v, "\x1b") || !strings.Contains(v, "https://example.com/auth") {
+	down := tea.KeyPressMsg{Code: tea.KeyDown}
+	url := InputRequest{Key: "k", Kind: "elicitation/create", Mode: "url", URL: "https://example.com/\x1b[2Jauth_x", Message: "sign in"}
+	f, _ := newInputForm("t", []InputRequest{url}, "/work", newStyles(true), 80, 30)
+	if v := f.view(80); strings.Contains(v, "\x1b") || !strings.Contains(v, "https://example.com/auth_x") || !strings.Contains(v, "never opens it") {
 		t.Errorf("url view: %q", v)
 	}
-	for k, want := range map[string]string{"a": `{"action":"accept"}`, "d": `{"action":"decline"}`, "esc": `{"action":"cancel"}`} {
-		f, _ := newInputForm("t", url, "/work", st, 80)
-		if a := press(f, k); a == nil || string(a.response) != want {
-			t.Errorf("url %s: %+v, want %s", k, a, want)
-		}
-	}
-	f, _ = newInputForm("t", url, "/work", st, 80)
-	if a := press(f, "x"); a != nil {
-		t.Errorf("an unrelated key answered the url request: %s", a.response)
-	}
-
 	roots := InputRequest{Key: "r", Kind: "roots/list"}
-	f, _ = newInputForm("t", roots, "/work/proj", st, 80)
-	if a := press(f, "n"); a == nil || string(a.response) != `{"roots":[]}` {
-		t.Errorf("roots refused: %+v", a)
-	}
-	f, _ = newInputForm("t", roots, "/work/proj", st, 80)
-	if a := press(f, "y"); a == nil || string(a.response) != `{"roots":[{"name":"proj","uri":"file:///work/proj"}]}` {
-		t.Errorf("roots allowed: %+v", a)
-	}
-
-	f, _ = newInputForm("t", roots, "", st, 80)
-	if a := press(f, "y"); a != nil {
-		t.Errorf("with no working directory y shared something: %s", a.response)
-	}
-
 	sampling := InputRequest{Key: "s", Kind: "sampling/createMessage"}
-	f, _ = newInputForm("t", sampling, "/work", st, 80)
+	f, _ = newInputForm("t", []InputRequest{sampling}, "/work", newStyles(true), 80, 30)
 	if v := f.view(80); !strings.Contains(v, "declares no sampling") {
 		t.Errorf("sampling is not explained: %q", v)
 	}
-	if a := press(f, "enter"); a == nil || string(a.response) != `{"action":"decline"}` {
-		t.Errorf("sampling: %+v", a)
+	for _, c := range []struct {
+		name    string
+		in      InputRequest
+		workDir string
+		keys    []tea.KeyPressMsg
+		want    string
+	}{
+		{"url declined", url, "/work", []tea.KeyPressMsg{enter}, `{"action":"decline"}`},
+		{"url accepted", url, "/work", []tea.KeyPressMsg{down, enter}, `{"action":"accept"}`},
+		{"roots refused", roots, "/work/proj", []tea.KeyPressMsg{enter}, `{"roots":[]}`},
+		{"roots shared", roots, "/work/proj", []tea.KeyPressMsg{down, enter}, `{"roots":[{"name":"proj","uri":"file:///work/proj"}]}`},
+		{"no working directory", roots, "", []tea.KeyPressMsg{down, enter}, `{"roots":[]}`},
+		{"sampling", sampling, "/work", []tea.KeyPressMsg{enter}, `{"action":"decline"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := ask(t, []InputRequest{c.in}, c.workDir, c.keys...)
+			if got := string(r[c.in.Key]); got != c.want {
+				t.Errorf("%s: %s, want %s", c.name, got, c.want)
+			}
+		})
 	}
 }
 
@@ -492,27 +433,31 @@ func TestEscapesNeverReachTheFrame(t *testing.T) {
 	}
 }
 
-// TestAskModel answers two questions in turn and returns both responses; ctrl+c returns none.
+// TestAskModel answers two questions in one form and returns both responses; ctrl+c and esc
+// return none.
 func TestAskModel(t *testing.T) {
 	inputs := []InputRequest{
 		{Key: "a", Kind: "elicitation/create", Mode: "form", Message: "first", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
 		{Key: "b", Kind: "elicitation/create", Mode: "url", URL: "https://example.com/x", Message: "second"},
 	}
 	m := NewAsk("tool", inputs, Options{NoColor: true})
-	tm := teatest.NewTestModel(t, m)
-	tm.Type("yes")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "example.com") }, teatest.WithDuration(20*time.Second))
-	tm.Type("a")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyUp}) // ok starts on no, the safe choice: up to yes
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	// huh moves to the next field by a message of its own: wait until enter accepts.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "accept  ctrl+d") }, teatest.WithDuration(20*time.Second))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyDown}) // I will go there
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(AskModel)
 	r := final.Responses()
 	if string(r["a"]) != `{"action":"accept","content":{"ok":true}}` || string(r["b"]) != `{"action":"accept"}` {
 		t.Errorf("responses %v", r)
 	}
-	tm2 := teatest.NewTestModel(t, NewAsk("tool", inputs, Options{NoColor: true}))
-	tm2.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	if got := tm2.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(AskModel).Responses(); got != nil {
-		t.Errorf("ctrl+c must answer nothing: %v", got)
+	for _, k := range []tea.KeyPressMsg{{Code: 'c', Mod: tea.ModCtrl}, {Code: tea.KeyEscape}} {
+		if got := ask(t, inputs, "", k); got != nil {
+			t.Errorf("%s must answer nothing: %v", k.String(), got)
+		}
 	}
 }
 

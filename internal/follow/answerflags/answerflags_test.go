@@ -145,3 +145,33 @@ func TestProgramAndJoin(t *testing.T) {
 		t.Errorf("Join(given, x) = %#v; want the chain given, then the program", a)
 	}
 }
+
+// TestAnswerOutOfRange: a number out of the schema's range given with --answer is refused
+// before anything is sent, with the message the live view's form shows for the same value
+// (internal/tui TestFormRefusesAsAnswerDoes types it there): both come from internal/elicit.
+// Before, --answer never looked at minimum or maximum.
+func TestAnswerOutOfRange(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"replicas":{"type":"integer","title":"Replicas","minimum":1,"maximum":10,"default":3},
+		"environment":{"type":"string","oneOf":[{"const":"staging","title":"Staging"},{"const":"prod","title":"Production"}]},
+		"dryRun":{"type":"boolean","default":true}},"required":["replicas","environment"]}`
+	params := json.RawMessage(`{"mode":"form","message":"Deploy the release?","requestedSchema":` + schema + `}`)
+	req := follow.Request{TaskID: "t1", Key: "deploy", Method: "elicitation/create", Params: params}
+	given, err := Flags{Answer: []string{`deploy={"replicas":42,"environment":"prod"}`}}.Given(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ok, err := given.Answer(t.Context(), req)
+	var ae *follow.AnswerError
+	if ok || !errors.As(err, &ae) || err.Error() != `answer deploy: field "replicas" must be at most 10` {
+		t.Errorf("--answer replicas=42: %v, %v; want it refused with the form's message", ok, err)
+	}
+	given, err = Flags{Answer: []string{`deploy={"replicas":10,"environment":"prod"}`}}.Given(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ok, err := given.Answer(t.Context(), req)
+	if err != nil || !ok || string(resp) != `{"action":"accept","content":{"dryRun":true,"environment":"prod","replicas":10}}` {
+		t.Errorf("--answer replicas=10: %s, %v, %v; want it accepted with the default dryRun", resp, ok, err)
+	}
+}
