@@ -179,7 +179,9 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdVersion(f),
 	)
 	root.AddCommand(newCmdExitCodes(f)) // `mcptask help exit-codes` (and `mcptask exit-codes`)
-	helpLayout.Install(root)
+	layout := helpLayout
+	layout.Width = f.IO.Width // the terminal's, or a fixed width for a pipe and the reference
+	layout.Install(root)
 	return root
 }
 
