@@ -74,6 +74,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("MCPTASK_STATE", filepath.Join(env.WorkDir, "state", "tasks.json"))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "xdg-state"))
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv(exitLogEnv, os.Getenv(exitLogEnv)) // the exit codes the scripts see (exitlog_test.go)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
