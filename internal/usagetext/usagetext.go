@@ -245,7 +245,8 @@ func (l Layout) Write(w io.Writer, c *cobra.Command) {
 		fmt.Fprint(w, "\n\nAvailable Commands:")
 		for _, sub := range c.Commands() {
 			if sub.IsAvailableCommand() || sub.Name() == "help" {
-				fmt.Fprintf(w, "\n  %-*s %s", sub.NamePadding(), sub.Name(), sub.Short)
+				col := 2 + sub.NamePadding() + 1
+				fmt.Fprintf(w, "\n  %-*s %s", sub.NamePadding(), sub.Name(), hang(sub.Short, l.width(), col, col)[col:])
 			}
 		}
 	}
