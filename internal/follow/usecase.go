@@ -32,8 +32,8 @@ func (g Guard) run(ctx context.Context, what string, req func(context.Context) e
 // usage error before anything is sent (toolargs.Check says what is refused). The list comes
 // from this run or the metadata cache, as the tools/call would need it anyway; a list
 // read from the cache is fetched again before anything is refused on its word. A server
-// that answers tools/list with an error (it has no list to give) is called unchecked, unless
-// --arg pairs need the schema.
+// that answers tools/list with an error or a list mcptask cannot read is called unchecked,
+// unless --arg pairs need the schema.
 func (call *Call) prepare(ctx context.Context, c *rpc.Client) error {
 	name := call.Params.Name
 	lookup := func(fresh bool) (tool *rpc.Tool, err error) {
@@ -50,7 +50,7 @@ func (call *Call) prepare(ctx context.Context, c *rpc.Client) error {
 	}
 	tool, err := lookup(false)
 	var rerr *rpc.Error
-	if err != nil && len(call.Pairs) == 0 && errors.As(err, &rerr) {
+	if err != nil && len(call.Pairs) == 0 && (errors.As(err, &rerr) || errors.Is(err, rpc.ErrMalformed)) {
 		return nil // no list to check against: the server decides
 	}
 	if err != nil {
