@@ -211,14 +211,19 @@ func (l Layout) Install(root *cobra.Command) {
 	})
 }
 
-// Help writes c's help: its description, wrapped to the width, then its usage (Write).
+// maxProse is the widest a description is filled to, however wide the terminal: longer lines
+// are hard to read.
+const maxProse = 100
+
+// Help writes c's help: its description, wrapped to the width (at most maxProse), then its
+// usage (Write).
 func (l Layout) Help(w io.Writer, c *cobra.Command) {
 	text := c.Long
 	if text == "" {
 		text = c.Short
 	}
 	if text = strings.TrimRight(text, " \n"); text != "" {
-		fmt.Fprint(w, Wrap(text, l.width()), "\n\n")
+		fmt.Fprint(w, Wrap(text, min(l.width(), maxProse)), "\n\n")
 	}
 	if c.Runnable() || c.HasSubCommands() {
 		l.Write(w, c)
