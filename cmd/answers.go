@@ -25,9 +25,9 @@ const execPrefix = answerflags.ExecPrefix
 
 // AddFlags registers --answer, --answers and --on-input.
 func (a *AnswerFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&a.Answer, "answer", nil, "answer input request `KEY=JSON` or KEY=@file.json (repeatable; a KEY no question has matches the one question asking for exactly the fields it names); never prompts")
-	fs.StringVar(&a.Answers, "answers", "", "answer input requests from a JSON object `FILE` of key -> response")
-	fs.StringVar(&a.OnInput, "on-input", "", "`MODE` for unanswered questions: fail, decline, prompt (the default on a terminal, else fail), or exec:CMD (CMD answers each: the question as JSON on stdin, the answer on stdout)")
+	fs.StringArrayVar(&a.Answer, "answer", nil, "answer input request `KEY=JSON` (or KEY=@file.json; repeatable)")
+	fs.StringVar(&a.Answers, "answers", "", "answer input requests from `FILE`, a JSON object of key -> response")
+	fs.StringVar(&a.OnInput, "on-input", "", "answer open questions by `MODE`: fail, decline, exec:CMD or prompt")
 }
 
 // onInput resolves --on-input against whether the live view can run (answerflags.Flags.Mode).

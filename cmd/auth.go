@@ -27,7 +27,10 @@ OAuth 2.1. mcptask does that inline when a person is at the terminal, or ahead o
 with 'mcptask auth login'. Credentials live in the OS keychain when one answers, else in
 a 0600 file under $XDG_STATE_HOME/mcptask/auth; they are refreshed quietly and never
 written to the task ledger. CI jobs use --grant client-credentials, or --login never with
-credentials stored earlier.`,
+credentials stored earlier.
+
+The OAuth flags below work with every command that talks to a server ('mcptask help
+auth' shows this page).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}

@@ -46,44 +46,17 @@ func NewCmdCall(f *Factory, runF func(context.Context, *CallOptions) error) *cob
 	c := &cobra.Command{
 		Use:   "call <tool> [--args JSON | --args @file | --arg key=value...]",
 		Short: "Call a tool, and follow the task it starts to its end",
-		Long: `Call a tool with tools/call, asking for a task where the server and tool allow it.
+		Long: `Call a tool with tools/call, asking for a task where the server and tool allow it. A
+plain result is printed at once; a task is followed to its end, one line per status change
+on stderr, its result on stdout. A misspelled tool or argument, or a ledger that cannot be
+written, stops the call before anything is sent.
 
-A plain result is printed at once. A task is polled with tasks/get at the interval the
-server suggests (re-read on every answer), with one line per status change on stderr,
-and its result is printed on stdout when it ends. With --detach, only the task id is
-printed, for a later 'mcptask get', 'result' or 'cancel'.
-
-With --detach, stdout always carries an id that 'mcptask result' answers, never a result
-in its place: when the server answers with a plain result instead of a task, the result
-is kept in the ledger under a local id (local-...), that id is printed, and a line on
-stderr says so; 'mcptask result ID' prints the result and 'get' says it completed, with
-nothing sent. With --json, a task gives {"type":"created",...} and a kept result
-{"type":"result","taskId":"local-...",...,"local":true}.
-
-Without a terminal, a task that asks a question nobody answered (no --answer, --answers
-or --on-input decline|exec:CMD) ends the call with exit 5 and the open questions as JSON
-on stdout; the task keeps waiting, in the ledger, for 'mcptask update ID --answer
-KEY=JSON'. The ledger must be writable: when it is not, nothing is sent and the call
-exits 1 naming --state and MCPTASK_STATE.
-
-Arguments come from --args (a JSON object, or @file.json, or @- for stdin) and from
---arg key=value, whose values are typed from the tool's inputSchema (numbers, booleans,
-objects); --arg wins over --args for the same key.
-
-On MCP 2025-11-25 a task is requested only when the server declares task support for
-tools/call and the tool's execution.taskSupport is "optional" or "required"; --ttl asks
-for a task lifetime. On MCP 2026-07-28 the server alone decides whether to answer with
-a task.
-
-EXIT STATUS
-  0 completed with a non-error result, or --detach printed the id; 1 transport or
-  protocol error, or a ledger that cannot be written; 2 usage error (nothing sent);
-  3 task failed or isError; 4 cancelled; 5 input required; 6 expired or unknown;
-  7 auth; 124 --timeout; 130 interrupted. See 'mcptask help exit-codes'.`,
+--detach prints an id that 'mcptask result' answers: a task's, or the local-... id of a plain
+result kept in the ledger (--json says which). Without a terminal, a question nobody answers
+(no --answer, --answers or --on-input) ends the call with exit 5 and the questions as JSON.`,
 		Example: `  mcptask call echo --arg text=hello --server http://127.0.0.1:8080/mcp
   mcptask call sleep --args '{"seconds": 10}' --timeout 1m
-  id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"
-  id=$(mcptask call echo --arg text=hi --detach) && mcptask result "$id"   # local-...: kept result`,
+  id=$(mcptask call sleep --arg seconds=600 --detach) && echo "started $id"`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeToolNames(f),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -98,12 +71,12 @@ EXIT STATUS
 			return runCall(c.Context(), opts)
 		},
 	}
-	c.Flags().StringVar(&opts.ArgsJSON, "args", "", "tool arguments as a JSON object, or @file.json, or @- for stdin")
-	c.Flags().StringArrayVar(&opts.Arg, "arg", nil, "one tool argument `key=value`, typed from the tool's inputSchema (repeatable)")
-	c.Flags().DurationVar(&opts.TTL, "ttl", 0, "requested task lifetime (MCP 2025-11-25 only; the server may override it)")
+	c.Flags().StringVar(&opts.ArgsJSON, "args", "", "tool arguments as a `JSON` object, @file.json, or @- for stdin")
+	c.Flags().StringArrayVar(&opts.Arg, "arg", nil, "one tool argument `key=value`, typed by the inputSchema (repeatable)")
+	c.Flags().DurationVar(&opts.TTL, "ttl", 0, "requested task lifetime (MCP 2025-11-25; the server may change it)")
 	c.Flags().BoolVar(&opts.Detach, "detach", false, "print only the task id and exit once the task is created")
-	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up waiting after this long (exit 124); 0 checks once (exit 8 while still running); the task keeps running")
-	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than this (can only slow the server's suggested interval)")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up after `D` (exit 124, the task runs on); 0 checks once (exit 8)")
+	c.Flags().DurationVar(&opts.Interval, "interval", 0, "poll no faster than every `D` (only slows the server's interval)")
 	opts.AnswerFlags.AddFlags(c.Flags())
 	f.Workflow.AddFlags(c.Flags())
 	addJSONLFlag(c, f)

@@ -21,12 +21,26 @@ func TestMain(m *testing.M) {
 		if code, ok := specStdioMain(); ok { // a demo child whose frames are checked (spec_test.go)
 			os.Exit(code)
 		}
-		os.Exit(Main())
+		os.Exit(mainLogged())
 	}
-	// testscript scripts run "mcptask" as this binary too.
-	code := testscript.RunMain(m, map[string]func() int{"mcptask": Main})
+	// testscript scripts run "mcptask" as this binary too. RunMain never returns (it exits
+	// with what m.Run gives), so what must happen after the tests happens in afterTests.Run.
+	os.Exit(testscript.RunMain(afterTests{m}, map[string]func() int{"mcptask": mainLogged}))
+}
+
+// afterTests runs the tests, then checks every exit code the commands returned against their
+// help (exitlog_test.go) and removes the binary the tests built.
+type afterTests struct{ m *testing.M }
+
+func (a afterTests) Run() int {
+	exits, done := startExitLog()
+	defer done()
+	code := a.m.Run()
 	removeBuiltBinary()
-	os.Exit(code)
+	if code == 0 && !checkExitLog(exits) {
+		code = 1
+	}
+	return code
 }
 
 var eras = []string{"2026-07-28", "2025-11-25"}

@@ -23,6 +23,14 @@ func ReferencePages(sep string, page func(name string, c *cobra.Command) error) 
 	return visitPages(root, sep, page)
 }
 
+// ReferenceHelp is c's --help as the reference shows it: laid out for DefaultWidth columns,
+// whoever's terminal runs the generator, so that the pages are the same everywhere.
+func ReferenceHelp(c *cobra.Command) string {
+	var b strings.Builder
+	helpLayout.Help(&b, c) // no Width: usagetext.DefaultWidth
+	return b.String()
+}
+
 func visitPages(c *cobra.Command, sep string, page func(string, *cobra.Command) error) error {
 	for _, sub := range c.Commands() {
 		if !sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {

@@ -67,7 +67,7 @@ func TestFlagsParseIntoOptions(t *testing.T) {
 		_, err = parsed(t, "call", NewCmdCall, "build", "--ttl", "-1s")
 		usage(t, err, "must not be negative")
 		_, err = parsed(t, "call", NewCmdCall)
-		usage(t, err, "arg")
+		usage(t, err, "call needs a tool name: mcptask call TOOL")
 	})
 	t.Run("cancel", func(t *testing.T) {
 		o, err := parsed(t, "cancel", NewCmdCancel, "t1", "t2", "--wait", "--timeout", "2m")
@@ -109,7 +109,7 @@ func TestFlagsParseIntoOptions(t *testing.T) {
 			t.Errorf("watch parsed to %+v, %v", o, err)
 		}
 		_, err = parsed(t, "watch", NewCmdWatch)
-		usage(t, err, "arg")
+		usage(t, err, "watch needs a task id: mcptask watch TASK-ID")
 	})
 	t.Run("update", func(t *testing.T) {
 		o, err := parsed(t, "update", NewCmdUpdate, "t1", "--answer", "ok=true")
@@ -125,7 +125,7 @@ func TestFlagsParseIntoOptions(t *testing.T) {
 			t.Errorf("tools sleep: %+v, %v", o, err)
 		}
 		_, err := parsed(t, "tools", NewCmdTools, "sleep", "extra")
-		usage(t, err, "at most 1 arg")
+		usage(t, err, "tools takes one NAME")
 	})
 	t.Run("proxy", func(t *testing.T) {
 		o, err := parsed(t, "proxy", NewCmdProxy, "--server", "http://127.0.0.1:1/mcp", "--listen", "127.0.0.1:0", "--allowed-host", "a.example", "--no-ledger")

@@ -67,7 +67,9 @@ func runOn(t *testing.T, ctx context.Context, ios *IOStreams, env map[string]str
 		}
 		return ""
 	}
-	return Run(ctx, f, args)
+	code := Run(ctx, f, args)
+	noteExit(args, code) // for the check that help lists it (exitlog_test.go)
+	return code
 }
 
 var ledgers sync.Map // *testing.T -> ledger path

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ func TestHelpGroupsEveryCommand(t *testing.T) {
 				if root.PersistentFlags().Lookup(name) == nil {
 					t.Errorf("globalsShown[%q] names --%s, which is not a global flag", p, name)
 				}
-			} else if !groups[w] {
+			} else if !groups[strings.TrimPrefix(w, "brief:")] {
 				t.Errorf("globalsShown[%q] names group %q, which does not exist", p, w)
 			}
 		}
@@ -170,6 +171,58 @@ func TestHelpGolden(t *testing.T) {
 		}
 		if d := cmp.Diff(string(want), r.Stdout); d != "" {
 			t.Errorf("mcptask %s --help (-want +got), refresh with -update-help:\n%s", name, d)
+		}
+	}
+}
+
+// helpAt is the help of args laid out for a terminal of width columns.
+func helpAt(t *testing.T, width int, args ...string) string {
+	t.Helper()
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	ios.SetSize(width, 40)
+	if code := runOn(t, t.Context(), ios, nil, append(args, "--help")...); code != ExitOK {
+		t.Fatalf("%v --help at %d columns: exit %d %s", args, width, code, errOut.String())
+	}
+	return out.String()
+}
+
+// `mcptask call --help` as a person reads it at a narrow (60), a normal (100) and a wide (140)
+// terminal (testdata/help/call_W.txt; refresh with -update-help). They should see: what call
+// does in a few lines, the usage and examples, call's own flags, then the server, output,
+// ledger and CI flags, one line pointing to 'mcptask help auth' for the OAuth flags, and
+// every exit code call can return; no line wider than the terminal, and at 100 columns
+// about 60 lines in all.
+func TestHelpGoldenWidths(t *testing.T) {
+	for _, width := range []int{60, 100, 140} {
+		got := helpAt(t, width, "call")
+		for i, line := range strings.Split(got, "\n") {
+			// An example is a command to copy, kept whole; everything else fits.
+			if n := len([]rune(line)); n > width && !strings.HasPrefix(line, "  mcptask call ") && !strings.HasPrefix(line, "  id=$(") {
+				t.Errorf("%d columns: line %d is %d wide: %q", width, i+1, n, line)
+			}
+		}
+		if n := strings.Count(got, "\n"); width == 100 && n > 64 {
+			t.Errorf("call --help at 100 columns is %d lines, want about 60", n)
+		}
+		for _, w := range []string{"Flags:\n      --answer", "Server flags:", "OAuth flags:\n  --login, --browser", "'mcptask help auth'", "Exit codes", "8 still_running"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%d columns: help lacks %q", width, w)
+			}
+		}
+		file := filepath.Join("..", "testdata", "help", fmt.Sprintf("call_%d.txt", width))
+		if *updateHelp {
+			if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%v (refresh with -update-help)", err)
+		}
+		if d := cmp.Diff(string(want), got); d != "" {
+			t.Errorf("mcptask call --help at %d columns (-want +got), refresh with -update-help:\n%s", width, d)
 		}
 	}
 }

@@ -41,7 +41,7 @@ at once to 'call --detach', kept in the ledger: it is printed with nothing sent.
 EXIT STATUS
   0 completed with a non-error result; 1 transport or protocol error; 3 the task failed
   or its result has isError; 4 cancelled; 5 input required; 6 expired or unknown;
-  7 auth; 124 --timeout; 130 interrupted. See 'mcptask help exit-codes'.`,
+  7 auth; 8 still running at --timeout 0; 124 --timeout; 130 interrupted.`,
 		Example: `  mcptask result "$id" --server http://127.0.0.1:8080/mcp --timeout 10m
   mcptask result "$id" --json | jq '.result.content[0].text'`,
 		Args:              cobra.ExactArgs(1),

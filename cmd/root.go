@@ -83,14 +83,15 @@ func Main() int {
 // Run executes one mcptask command line against f and returns the exit code.
 func Run(ctx context.Context, f *Factory, args []string) int {
 	f.started = time.Now()
-	err := execute(ctx, f, NewCmdRoot(f), args)
+	root := NewCmdRoot(f)
+	err := execute(ctx, f, root, args)
 	if f.conn != nil {
 		f.conn.Close() // what the run's connections shared: the --record file
 	}
 	f.finishWorkflow()
 	code := exitCode(ctx, err)
 	if err != nil {
-		output.ReportError(f.printer(), f.IO.ErrOut, f.redactor(), code, err, authReason(err))
+		output.ReportError(f.printer(), f.IO.ErrOut, f.redactor(), code, err, authReason(err), helpCommand(root, args))
 	}
 	f.flushRedacted()
 	if f.wf != nil {
@@ -118,6 +119,9 @@ func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string
 		var fe *FlagError
 		if !errors.As(err, &fe) {
 			err = &FlagError{Err: err}
+			if c, rest, ferr := root.Find(args); ferr != nil && c != nil && len(rest) > 0 {
+				err = unknownCommand(c, rest[0]) // cobra's "unknown command", with what was meant
+			}
 		}
 	}
 	return err
@@ -152,9 +156,7 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 	root.SetVersionTemplate("{{.Version}}\n")
 	f.Global.AddFlags(root.PersistentFlags(), f.Getenv)
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return preRun(f, c) }
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &FlagError{Err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 
 	root.AddCommand(
 		NewCmdCall(f, nil),
@@ -177,7 +179,9 @@ Results go to stdout; progress, hints and errors go to stderr.`,
 		NewCmdVersion(f),
 	)
 	root.AddCommand(newCmdExitCodes(f)) // `mcptask help exit-codes` (and `mcptask exit-codes`)
-	helpLayout.Install(root)
+	layout := helpLayout
+	layout.Width = f.IO.Width // the terminal's, or a fixed width for a pipe and the reference
+	layout.Install(root)
 	return root
 }
 
@@ -235,7 +239,7 @@ func typeArgErrors(root *cobra.Command) (reached func() bool) {
 			sub.Args = func(c *cobra.Command, args []string) error {
 				ran = true
 				if err := check(c, args); err != nil {
-					return &FlagError{Err: err}
+					return argsError(c, args, err)
 				}
 				return nil
 			}

@@ -59,9 +59,30 @@ func TestScripts(t *testing.T) {
 				}
 			})
 			env.Setenv("SERVER", hs.URL+"/mcp")
+			// Addresses that are no MCP server: a web server answering 404, one serving its
+			// home page, a JSON API of another kind, and a port nothing listens on.
+			notFound := httptest.NewServer(http.NotFoundHandler())
+			page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprint(w, "<!doctype html><html><head><title>Welcome</title></head><body><h1>It works!</h1></body></html>")
+			}))
+			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"status":"ok","version":"3.1"}`)
+			}))
+			closed := httptest.NewServer(http.NotFoundHandler())
+			closed.Close()
+			env.Defer(notFound.Close)
+			env.Defer(page.Close)
+			env.Defer(api.Close)
+			env.Setenv("JSONAPI", api.URL+"/mcp")
+			env.Setenv("NOTFOUND", notFound.URL+"/mcp")
+			env.Setenv("WEBPAGE", page.URL+"/mcp")
+			env.Setenv("CLOSED", closed.URL+"/mcp")
 			env.Setenv("MCPTASK_STATE", filepath.Join(env.WorkDir, "state", "tasks.json"))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "xdg-state"))
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv(exitLogEnv, os.Getenv(exitLogEnv)) // the exit codes the scripts see (exitlog_test.go)
 			return nil
 		},
 		// [root]: the script runs as root, for whom a directory's mode bits do not stop a write.

@@ -31,10 +31,10 @@ type WorkflowOptions struct {
 
 // AddFlags registers --on-complete, --on-complete-timeout, --notify and --notify-after.
 func (o *WorkflowOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.OnComplete, "on-complete", "", "when a task ends, run `'command args'` (no shell unless you write one) with the task's --json envelope on stdin and MCPTASK_TASK_ID, MCPTASK_STATUS, MCPTASK_EXIT_CODE, MCPTASK_TOOL, MCPTASK_SERVER set; its output goes to stderr")
-	fs.DurationVar(&o.HookTimeout, "on-complete-timeout", time.Minute, "how long an --on-complete command may run before it is killed")
-	fs.BoolVar(&o.Notify, "notify", false, "on a terminal, notify the desktop (OSC 9 or OSC 777, else the bell) when a task ends after --notify-after, or while the live view is not in front")
-	fs.DurationVar(&o.NotifyAfter, "notify-after", 10*time.Second, "with --notify: how long a wait must have taken for its end to be notified")
+	fs.StringVar(&o.OnComplete, "on-complete", "", "run `CMD` when a task ends, its --json envelope on stdin (no shell)")
+	fs.DurationVar(&o.HookTimeout, "on-complete-timeout", time.Minute, "kill an --on-complete command after `D`")
+	fs.BoolVar(&o.Notify, "notify", false, "on a terminal, notify the desktop when a long wait ends")
+	fs.DurationVar(&o.NotifyAfter, "notify-after", 10*time.Second, "with --notify: notify waits longer than `D`")
 }
 
 // workflow is the sink of one command run: the CI job's log and summary, then the hooks and

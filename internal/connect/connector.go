@@ -3,6 +3,7 @@ package connect
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -156,9 +157,41 @@ func (c *Connector) Dial(ctx context.Context, ref Ref, hdr http.Header, opts rpc
 		if aerr := AnswerErr(actx, ref, "the connection", err); aerr != err {
 			return nil, ref, aerr
 		}
-		return nil, ref, fmt.Errorf("connect to %s: %w", ref, err)
+		return nil, ref, openErr(ref, err)
 	}
 	return cl, ref, nil
+}
+
+// OpenError is a connection that could not be opened, said as a person acts on it: what
+// answered (nothing, a web page, a 404) and what to check, without the chain of the layers
+// it passed through. Err is the error as the layers gave it (its type decides the exit code).
+type OpenError struct {
+	Msg string
+	Err error
+}
+
+func (e *OpenError) Error() string { return e.Msg }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// openErr explains err, with which the opening of ref failed.
+func openErr(ref Ref, err error) error {
+	var ue *rpc.UnreachableError
+	var nm *rpc.NotMCPError
+	var he *rpc.HTTPError
+	switch {
+	case errors.As(err, &ue):
+		return &OpenError{Msg: fmt.Sprintf("connect to %s: %v", ref, ue), Err: err}
+	case errors.As(err, &nm):
+		return &OpenError{Msg: fmt.Sprintf("%s is %v", ref, nm), Err: err}
+	case errors.As(err, &he) && he.Status == http.StatusNotFound:
+		hint := "most servers serve /mcp"
+		if u, perr := url.Parse(ref.URL); perr == nil && u.Path != "/mcp" {
+			u.Path, u.RawQuery, u.Fragment = "/mcp", "", ""
+			hint += ": try --server " + u.Redacted()
+		}
+		return &OpenError{Msg: fmt.Sprintf("%s answered HTTP 404: there is no MCP endpoint at that path (%s)", ref, hint), Err: err}
+	}
+	return fmt.Errorf("connect to %s: %w", ref, err)
 }
 
 // Assume opens an HTTP client to ref in a known era without a handshake, reusing a

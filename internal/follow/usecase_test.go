@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -347,5 +349,74 @@ func TestListSession(t *testing.T) {
 	}
 	if got := ListSession(recs[:3], a.Key(), now); got != "" {
 		t.Errorf("ListSession = %q, want none", got)
+	}
+}
+
+// plantedCache is a metadata cache holding whatever a test put in it, fresh.
+type plantedCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (p *plantedCache) Load(key string) ([]byte, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.m[key]
+	return b, ok
+}
+
+func (p *plantedCache) Store(key string, data []byte, ttl time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ttl <= 0 {
+		delete(p.m, key)
+		return
+	}
+	p.m[key] = data
+}
+
+// TestCallToolChecksTypos: a misspelled tool, a near-miss argument and a missing required one
+// are usage errors before anything is sent; a tool list read from the cache is fetched again
+// before it refuses anything, so a stale cache never blocks a call the server accepts.
+func TestCallToolChecksTypos(t *testing.T) {
+	url, rec := demoServer(t, demo.Options{StepDelay: time.Millisecond})
+	c := connectWith(t, url, rpc.VersionModern, rpc.ClientOptions{})
+	for _, tc := range []struct {
+		name  string
+		call  rpc.CallParams
+		pairs []toolargs.Pair
+		want  string
+	}{
+		{"misspelled tool", rpc.CallParams{Name: "slep"}, nil, `no tool "slep"; did you mean sleep?`},
+		{"near-miss key", rpc.CallParams{Name: "sleep"}, []toolargs.Pair{{Key: "secs", Value: "3"}}, "did you mean seconds?"},
+		{"missing required", rpc.CallParams{Name: "echo", Arguments: map[string]any{}}, nil, "echo needs the argument text"},
+	} {
+		_, err := CallTool(t.Context(), t.Context(), c, Call{Params: tc.call, Pairs: tc.pairs})
+		var ue *exitcode.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a usage error saying %q", tc.name, err, tc.want)
+		}
+	}
+	if n := len(slices.DeleteFunc(rec.Methods(), func(m string) bool { return m != "tools/call" })); n != 0 {
+		t.Errorf("%d tools/call sent for calls refused as typos", n)
+	}
+
+	// A cache from before the server's echo lost its required "text": the fresh list says
+	// otherwise, and the call goes out.
+	stale, _ := json.Marshal(map[string]any{"tools": []any{map[string]any{"name": "echo", "inputSchema": map[string]any{
+		"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}, "colour": map[string]any{}}, "required": []string{"colour"}}}}})
+	cache := &plantedCache{m: map[string][]byte{}}
+	c2 := connectWith(t, url, rpc.VersionModern, rpc.ClientOptions{Cache: cache, CacheServer: url})
+	for k := range cache.m {
+		if strings.HasPrefix(k, "discover\x00") {
+			cache.m["tools"+strings.TrimPrefix(k, "discover")] = stale
+		}
+	}
+	if len(cache.m) < 2 {
+		t.Fatalf("the demo's server/discover was not cached, so no tools entry was planted: %q", slices.Collect(maps.Keys(cache.m)))
+	}
+	res, err := CallTool(t.Context(), t.Context(), c2, Call{Params: rpc.CallParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}})
+	if err != nil || res.Kind != rpc.KindComplete {
+		t.Fatalf("a stale cached schema blocked a call the server accepts: %v", err)
 	}
 }

@@ -64,9 +64,9 @@ type Options struct {
 // the command line wins.
 func (g *Options) AddFlags(fs *pflag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&g.Server, "server", getenv("MCPTASK_SERVER"), "Streamable HTTP endpoint `URL` of the MCP server ($MCPTASK_SERVER)")
-	fs.StringVar(&g.Stdio, "stdio", "", "start the MCP server as a child process: `'command args'`, spoken to over stdio")
-	fs.StringArrayVar(&g.Headers, "header", nil, "extra HTTP header `'Name: value'` (repeatable; values are never printed or stored)")
-	fs.StringVar(&g.BearerEnv, "bearer-env", "", "send 'Authorization: Bearer <token>' with the token read from environment variable `VAR`")
+	fs.StringVar(&g.Stdio, "stdio", "", "start the MCP server `'command args'` as a child process, over stdio")
+	fs.StringArrayVar(&g.Headers, "header", nil, "extra HTTP header `'Name: value'` (repeatable; never printed or stored)")
+	fs.StringVar(&g.BearerEnv, "bearer-env", "", "send 'Authorization: Bearer' with the token in environment `VAR`")
 	protocol := getenv("MCPTASK_PROTOCOL")
 	if protocol == "" {
 		protocol = "auto"
@@ -74,15 +74,15 @@ func (g *Options) AddFlags(fs *pflag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&g.Protocol, "protocol", protocol, "protocol version: auto, 2026-07-28 or 2025-11-25")
 	fs.BoolVar(&g.Trace, "trace", false, "log every HTTP exchange and JSON-RPC frame to stderr (secrets redacted)")
 	fs.BoolVar(&g.Insecure, "insecure", false, "skip TLS certificate verification")
-	fs.BoolVar(&g.JSON, "json", false, "print machine-readable JSON on stdout; errors as a JSON line on stderr")
-	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` ($MCPTASK_STATE; default $XDG_STATE_HOME/mcptask/tasks.json)")
-	fs.BoolVar(&g.NoPush, "no-push", false, "do not use push updates (subscriptions/listen, notifications/tasks/status); poll only")
-	fs.IntVar(&g.MaxConns, "max-conns", rpc.DefaultMaxConnsPerHost, "at most `N` connections to one server, shared by all its tasks")
-	fs.StringVar(&g.Record, "record", "", "write every HTTP exchange, stdio frame and SSE event as NDJSON to `FILE` (secrets redacted), and flag rules the server breaks")
-	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json); see 'mcptask servers'")
-	fs.BoolVar(&g.Keep, "keep", false, "keep finished tasks in the ledger as history (now always so, until 'mcptask prune'; see 'mcptask list --all')")
-	fs.StringVar(&g.CI, "ci", "auto", "CI system to write the job log for: `auto|github|gitlab|none` (auto: GITHUB_ACTIONS=true or GITLAB_CI=true)")
-	fs.DurationVar(&g.ConnectTimeout, "connect-timeout", connect.DefaultConnectTimeout, "give up on a server that has not answered connecting, its handshake or a one-shot request after `D` (exit 1; 0 waits as long as it takes; $MCPTASK_CONNECT_TIMEOUT)")
+	fs.BoolVar(&g.JSON, "json", false, "machine-readable JSON on stdout; errors as a JSON line on stderr")
+	fs.StringVar(&g.StatePath, "state", "", "task ledger file `PATH` (default $XDG_STATE_HOME/mcptask/tasks.json)")
+	fs.BoolVar(&g.NoPush, "no-push", false, "poll only, without push updates (subscriptions/listen)")
+	fs.IntVar(&g.MaxConns, "max-conns", rpc.DefaultMaxConnsPerHost, "at most `N` connections to one server, shared by its tasks")
+	fs.StringVar(&g.Record, "record", "", "record the wire in `FILE` as NDJSON (redacted), naming broken rules")
+	fs.StringVar(&g.Config, "config", "", "extra config `FILE` of named servers (mcpServers, as in .mcp.json)")
+	fs.BoolVar(&g.Keep, "keep", false, "no effect: finished tasks now stay in the ledger until 'mcptask prune'")
+	fs.StringVar(&g.CI, "ci", "auto", "`CI` system of the job log: github, gitlab, none or auto")
+	fs.DurationVar(&g.ConnectTimeout, "connect-timeout", connect.DefaultConnectTimeout, "give up on a server silent for `D` at connect (0: never)")
 	addAuthFlags(&g.Auth, fs)
 }
 

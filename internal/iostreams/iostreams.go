@@ -80,3 +80,21 @@ func (s *IOStreams) SetSize(w, h int) { s.width, s.height = w, h }
 
 // Size returns the fixed terminal size, or zeros when the terminal reports its own.
 func (s *IOStreams) Size() (int, int) { return s.width, s.height }
+
+// DefaultWidth is the width text is laid out for when stdout is not a terminal (a pipe, a
+// file, the generated reference): fixed, so that the text is the same wherever it is made.
+const DefaultWidth = 80
+
+// Width is the number of columns text on stdout is laid out for (help): the fixed size when
+// set, the terminal's own on a terminal, DefaultWidth otherwise.
+func (s *IOStreams) Width() int {
+	if s.width > 0 {
+		return s.width
+	}
+	if s.stdoutTTY {
+		if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil && w > 0 {
+			return w
+		}
+	}
+	return DefaultWidth
+}

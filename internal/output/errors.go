@@ -78,9 +78,10 @@ func ErrorText(red *redact.Redactor, err error) string {
 
 // ReportError prints err, with which a run ended with code, once: a line on errOut, and with
 // p's --json also a JSON object there (and with --jsonl the error event of the stream on p's
-// output). reason is the OAuth reason of err, if any. An exitcode.Error marked Silent has
+// output). reason is the OAuth reason of err, if any; command is the command whose help a
+// usage error points to ("mcptask call"). An exitcode.Error marked Silent has
 // been explained already and prints nothing.
-func ReportError(p *Printer, errOut io.Writer, red *redact.Redactor, code int, err error, reason string) {
+func ReportError(p *Printer, errOut io.Writer, red *redact.Redactor, code int, err error, reason, command string) {
 	var ee *exitcode.Error
 	if errors.As(err, &ee) && ee.Silent {
 		return
@@ -107,7 +108,7 @@ func ReportError(p *Printer, errOut io.Writer, red *redact.Redactor, code int, e
 	fmt.Fprintf(errOut, "mcptask: %s\n", ErrorText(red, err))
 	var ue *exitcode.UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(errOut, "Run 'mcptask --help' for usage.")
+		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", termsafe.Line(command))
 	}
 }
 

@@ -83,6 +83,8 @@ type Client struct {
 	caps       serverCaps
 	rawCaps    json.RawMessage
 	tools      map[string]*Tool
+	// toolsCached is set while tools came from the metadata cache, not this run's tools/list.
+	toolsCached bool
 	// metaRaw caches the encoded modern _meta for metaVersion.
 	metaRaw     []byte
 	metaVersion string

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcptask/mcptask/internal/redact"
@@ -242,10 +243,27 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, hdr http.Header) 
 		if errors.As(err, &re) {
 			return nil, false, re
 		}
+		if ue := unreachable(err); ue != nil {
+			return nil, false, ue
+		}
 		return nil, false, fmt.Errorf("%w: %s", ErrTransport, termsafe.Line(redact.Text(err.Error())))
 	}
 	t.trace.response(resp, time.Since(start))
 	return resp, sid != "", nil
+}
+
+// unreachable is err as an UnreachableError when nothing answered at all: the connection was
+// refused, or the host name is unknown; nil otherwise.
+func unreachable(err error) error {
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return &UnreachableError{Addr: termsafe.Line(dns.Name)}
+	}
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) && errors.As(err, &op) && op.Addr != nil {
+		return &UnreachableError{Addr: op.Addr.String(), Refused: true}
+	}
+	return nil
 }
 
 // authFailure returns the error an authorizing http.RoundTripper (internal/auth) gave up
@@ -324,6 +342,9 @@ func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.He
 		}
 		t.trace.frame("<", "", data)
 		return t.matchJSON(ctx, data, req, hdr)
+	case "text/html", "application/xhtml+xml", "text/plain":
+		// A web server, not an MCP endpoint: say so, and never show its page.
+		return nil, &NotMCPError{What: mediaType(resp.Header.Get("Content-Type"))}
 	default:
 		return nil, fmt.Errorf("%w: unexpected Content-Type %q for %s", ErrMalformed, termsafe.Line(resp.Header.Get("Content-Type")), req.Method)
 	}
@@ -334,6 +355,9 @@ func (t *HTTPTransport) RoundTrip(ctx context.Context, req *Message, hdr http.He
 // only if the body held nothing else.
 func (t *HTTPTransport) matchJSON(ctx context.Context, data []byte, req *Message, hdr http.Header) (*Message, error) {
 	m, err := decodeMessage(data, true) // data is this response's own body
+	if errors.Is(err, errNotJSONRPC) {
+		return nil, &NotMCPError{What: "JSON that is not JSON-RPC"}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Method, err)
 	}
@@ -352,8 +376,12 @@ func (t *HTTPTransport) statusError(resp *http.Response, hadSession bool, req *M
 	if len(data) > 0 {
 		t.trace.frame("<", "", data)
 	}
+	body := bodySnippet(data)
+	if mt := mediaType(resp.Header.Get("Content-Type")); mt == "text/html" || mt == "application/xhtml+xml" {
+		body = "(a web page, not shown)" // a whole page is no message
+	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return &HTTPError{Status: resp.StatusCode, Body: bodySnippet(data), WWWAuthenticate: termsafe.Line(resp.Header.Get("Www-Authenticate"))}
+		return &HTTPError{Status: resp.StatusCode, Body: body, WWWAuthenticate: termsafe.Line(resp.Header.Get("Www-Authenticate"))}
 	}
 	// C25-TRANS §Session Management: a 404 to a request carrying a session id means the
 	// session ended; the client MUST start a new one.
@@ -368,7 +396,7 @@ func (t *HTTPTransport) statusError(resp *http.Response, hadSession bool, req *M
 		m.Error.HTTPStatus = resp.StatusCode
 		return &statusMessage{m}
 	}
-	he := &HTTPError{Status: resp.StatusCode, Body: bodySnippet(data)}
+	he := &HTTPError{Status: resp.StatusCode, Body: body}
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		he.RetryAfter = parseRetryAfter(ra, time.Now())
 	}

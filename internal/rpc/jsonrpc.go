@@ -136,7 +136,7 @@ func decodeMessage(data []byte, owned bool) (*Message, error) {
 		}
 	}
 	if m.JSONRPC != "2.0" {
-		return nil, fmt.Errorf("%w: jsonrpc is %q, want \"2.0\"", ErrMalformed, m.JSONRPC)
+		return nil, fmt.Errorf("%w: jsonrpc is %q, want \"2.0\"", errNotJSONRPC, m.JSONRPC)
 	}
 	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
 		return nil, fmt.Errorf("%w: neither request, notification nor response: %s", ErrMalformed, snippet(data))
@@ -222,6 +222,36 @@ var (
 )
 
 // HTTPError is a non-2xx HTTP answer whose body was not a JSON-RPC message.
+// errNotJSONRPC is a JSON body that is not a JSON-RPC 2.0 message (no "jsonrpc": "2.0"): an
+// HTTP endpoint answering with JSON of its own.
+var errNotJSONRPC = fmt.Errorf("%w: not JSON-RPC", ErrMalformed)
+
+// NotMCPError is an HTTP endpoint that answered a JSON-RPC request with something no MCP
+// server sends: a web page, or JSON that is not JSON-RPC. What says what it answered; the
+// body itself is never repeated (it may be a whole page). It is ErrMalformed.
+type NotMCPError struct{ What string }
+
+func (e *NotMCPError) Error() string {
+	return "not an MCP server (it answered " + e.What + ")"
+}
+func (e *NotMCPError) Unwrap() error { return ErrMalformed }
+
+// UnreachableError is an HTTP server nothing answered at: the connection was refused, or the
+// host name is unknown. It is ErrTransport.
+type UnreachableError struct {
+	Addr string // host:port, or the host name that could not be found
+	// Refused is set when the connection was refused (else the host was not found).
+	Refused bool
+}
+
+func (e *UnreachableError) Error() string {
+	if e.Refused {
+		return "nothing is listening at " + e.Addr + " (connection refused); is the server running?"
+	}
+	return "cannot find the host " + e.Addr + " (no such host); check the URL"
+}
+func (e *UnreachableError) Unwrap() error { return ErrTransport }
+
 type HTTPError struct {
 	Status int
 	Body   string // a short, escaped excerpt, safe to print

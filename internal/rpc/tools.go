@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -93,6 +94,7 @@ func (c *Client) setTools(raws []json.RawMessage) ([]*Tool, []string) {
 	}
 	c.mu.Lock()
 	c.tools = map[string]*Tool{}
+	c.toolsCached = false
 	for _, t := range tools {
 		c.tools[t.Name] = t
 	}
@@ -115,6 +117,9 @@ func (c *Client) Tool(ctx context.Context, name string) (*Tool, error) {
 			if json.Unmarshal(data, &e) == nil {
 				c.setTools(e.Tools)
 				cached = map[string]*Tool{}
+				c.mu.Lock()
+				c.toolsCached = true
+				c.mu.Unlock()
 				c.note("tools/list: using the cached list (the server allowed caching it)")
 			}
 		}
@@ -130,6 +135,27 @@ func (c *Client) Tool(ctx context.Context, name string) (*Tool, error) {
 		return nil, fmt.Errorf("%w: mcptask will not call tool %q: its inputSchema has an invalid x-mcp-header annotation (%s), and C26-HTTP §Custom Headers from Tool Parameters says clients MUST exclude such tools", ErrExcludedTool, name, why)
 	}
 	return c.tools[name], nil
+}
+
+// ToolNames are the names of the tools known to this client (listed, or read from the
+// cache), sorted; none before Tool or ListTools.
+func (c *Client) ToolNames() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.tools))
+	for n := range c.tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ToolsFromCache reports whether the tools known to this client were read from the metadata
+// cache rather than listed by the server in this run.
+func (c *Client) ToolsFromCache() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.toolsCached
 }
 
 // ErrExcludedTool marks a call refused because the tool's definition is invalid.

@@ -507,3 +507,19 @@ func TestHistoryIsBounded(t *testing.T) {
 		t.Errorf("the view shows %d changes and must say %q:\n%s", shown, want, view)
 	}
 }
+
+// A poll error too long for its line keeps its end, where a Go error chain says the cause: a
+// person sees "connection refused" in the view, not only the URL the chain starts with.
+func TestPollErrorShowsCause(t *testing.T) {
+	long := `tasks/get: transport error: Post "http://127.0.0.1:8080/a/very/long/path/to/the/mcp/endpoint/of/this/server": dial tcp 127.0.0.1:8080: connect: connection refused`
+	working := Snapshot{TaskID: "t", Status: "working", PollInterval: time.Hour}
+	m := New(newFake(), NewFeed(), []string{"t"}, map[string]Snapshot{"t": working}, Options{Now: func() time.Time { return t0 }, NoColor: true})
+	m, _ = update(m, tea.WindowSizeMsg{Width: 140, Height: 30})
+	m, _ = update(m, feedMsg{updates: []Update{{TaskID: "t", Err: long, Failures: 2}}})
+	if v := m.View().Content; !strings.Contains(v, "poll failed 2 time(s): …") || !strings.Contains(v, "connect: connection refused") {
+		t.Errorf("the cause of the poll failure is not shown:\n%s", v)
+	}
+	if got := clipCause(long, 100); ansi.StringWidth(got) != 100 {
+		t.Errorf("clipCause = %q: %d cells, want 100", got, ansi.StringWidth(got))
+	}
+}

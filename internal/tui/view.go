@@ -115,6 +115,16 @@ func clipN(s string, w int) (string, int) {
 	return s, ansi.StringWidth(s)
 }
 
+// clipCause is clip for an error message: its cause ("connection refused") is at its end,
+// so the start gives way.
+func clipCause(s string, w int) string {
+	n := ansi.StringWidth(s)
+	if n <= w {
+		return s
+	}
+	return ansi.TruncateLeft(s, n-w+1, "…")
+}
+
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
@@ -139,7 +149,7 @@ func (m Model) warnings(t *task, now time.Time) []string {
 		w = append(w, clip(safe(t.ended), 120))
 	}
 	if t.lastErr != "" {
-		w = append(w, fmt.Sprintf("poll failed %d time(s): %s", t.failures, clip(safe(t.lastErr), 100)))
+		w = append(w, fmt.Sprintf("poll failed %d time(s): %s", t.failures, clipCause(safe(t.lastErr), 100)))
 	}
 	if !t.have || t.finished() {
 		return w
