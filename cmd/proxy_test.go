@@ -386,7 +386,7 @@ func TestProxyLiveView(t *testing.T) {
 	}()
 	waitFor(t, "the task in the view", 10*time.Second, func() bool {
 		s := out.String()
-		return strings.Contains(s, id[:11]) && strings.Contains(s, "completed]") && strings.Contains(s, "by mcptask/")
+		return strings.Contains(s, id[:11]) && strings.Contains(s, "✓ completed") && strings.Contains(s, "by mcptask/")
 	})
 	typeKeys("q")
 	if c := <-code; c != ExitOK {

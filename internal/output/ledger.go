@@ -28,6 +28,8 @@ type Listing struct {
 	WithRemote      bool
 	Remote          []*rpc.Task
 	Server          string
+	// Style is how the text table writes each status (plain unless on a terminal).
+	Style StatusStyle
 }
 
 // Doc is the list document: the records, and a server's list as the server sent it.
@@ -66,11 +68,11 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 				return "\t" + termsafe.Line(r.Via)
 			}
 		}
-		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\tSTATUS\tAGE\tMESSAGE")
+		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\t"+l.Style.Head("STATUS")+"\tAGE\tMESSAGE")
 		for _, r := range recs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
 				termsafe.Line(r.TaskID), termsafe.Line(Truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				recordStatus(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
+				l.Style.Cell(termsafe.Line(recordStatus(r, now))), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
 		}
 	}
 	if l.WithRemote {
@@ -78,7 +80,7 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 			fmt.Fprintln(tw)
 		}
 		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(l.Server))
-		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
+		fmt.Fprintln(tw, "ID\t"+l.Style.Head("STATUS")+"\tAGE\tIN LEDGER\tMESSAGE")
 		known := map[string]bool{}
 		for _, r := range l.Ledger {
 			known[r.TaskID] = true
@@ -88,7 +90,7 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 			if known[t.TaskID] {
 				in = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(Truncate(t.StatusMessage, 50)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), l.Style.Cell(termsafe.Line(string(t.Status))), human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(Truncate(t.StatusMessage, 50)))
 		}
 	}
 	return tw.Flush()

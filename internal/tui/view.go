@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -225,7 +226,7 @@ func (m Model) detailHeader(b *strings.Builder, t *task) {
 	}
 	b.WriteString("\n")
 	msg := safe(s.StatusMessage)
-	b.WriteString(st.badgeFor(statusOf(t)) + " " + clip(msg, max(m.width-16, 10)) + "\n\n")
+	b.WriteString(st.badgeFor(statusOf(t)) + "  " + clip(msg, max(m.width-18, 10)) + "\n\n")
 }
 
 // detailRows writes the labelled rows of the detail view: times, polling and TTL.
@@ -282,7 +283,7 @@ func (m Model) detailHistory(b *strings.Builder, t *task, now time.Time) {
 		if i+1 < len(t.history) {
 			end = t.history[i+1].At
 		}
-		line := fmt.Sprintf("  %s  %-14s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
+		line := fmt.Sprintf("  %s  %-16s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
 		b.WriteString(clip(line, m.width) + "\n")
 	}
 }
@@ -297,7 +298,7 @@ type column struct {
 // narrow terminals the server, tool, age and next-poll columns are dropped in that order so a
 // row never wraps.
 func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) {
-	id, status, tool, server = column{"ID", 12}, column{"STATUS", 12}, column{"TOOL", 14}, column{"SERVER", 24}
+	id, status, tool, server = column{"ID", 12}, column{"STATUS", 16}, column{"TOOL", 14}, column{"SERVER", 24}
 	age, next, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"MESSAGE", 0}
 	if m.opts.Server != "" {
 		server.width = 0 // named once above the table instead
@@ -351,7 +352,7 @@ func (m Model) renderTable() string {
 	if hi < len(m.ids) {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(m.ids)-hi)) + "\n")
 	}
-	b.WriteString("\n" + clip(tallyLine(counts), w) + "\n")
+	b.WriteString("\n" + clip(m.tallyLine(counts), w) + "\n")
 	return b.String()
 }
 
@@ -433,7 +434,12 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 		if sel {
 			mark = "> "
 		}
-		line := row.format(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, c.msg)
+		// The status cell is in its colour, but on the selected row, which is one colour.
+		status := statusLabel(statusOf(t))
+		if !sel {
+			status = m.st.badgeFor(statusOf(t))
+		}
+		line := row.format(mark, safe(id), status, safe(s.Tool), safe(s.Server), age, next, c.msg)
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
@@ -462,21 +468,22 @@ func rowTimes(t *task, now time.Time) (age, next string) {
 	return age, next
 }
 
-// tallyLine is the summary below the table: how many tasks are in each status.
-func tallyLine(counts [tallyKinds]int) string {
+// tallyLine is the summary below the table: how many tasks are in each status, each status
+// in the words, symbols and colours of the rows.
+func (m Model) tallyLine(counts [tallyKinds]int) string {
 	var parts []string
-	add := func(n int, what string) {
+	add := func(n int, status string) {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+			parts = append(parts, fmt.Sprintf("%d %s", n, m.st.badgeFor(status)))
 		}
 	}
-	add(counts[tallyWorking], "working")
-	add(counts[tallyInput], "needs input")
-	add(counts[tallyCompleted], "done")
-	add(counts[tallyFailed], "failed")
-	add(counts[tallyCancelled], "cancelled")
-	add(counts[tallyExpired], "expired")
-	return strings.Join(parts, ", ")
+	add(counts[tallyWorking], taskstatus.Working)
+	add(counts[tallyInput], taskstatus.InputRequired)
+	add(counts[tallyCompleted], taskstatus.Completed)
+	add(counts[tallyFailed], taskstatus.Failed)
+	add(counts[tallyCancelled], taskstatus.Cancelled)
+	add(counts[tallyExpired], taskstatus.Expired)
+	return strings.Join(parts, "  ")
 }
 
 // ceilSecond rounds a countdown up to whole seconds: the table's next-poll column moves once a
