@@ -57,7 +57,10 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return taskErr(opts.TaskID, err)
 	}
 	return f.printer().Print(envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
-		func(w io.Writer) error { output.Task(w, t, c.Era(), ref.String(), f.Now(), f.statusStyle()); return nil })
+		func(w io.Writer) error {
+			output.Task(w, t, c.Era(), ref.String(), f.Now(), f.statusStyle())
+			return nil
+		})
 }
 
 // taskErr maps a failed tasks/* request: -32602 means the server does not know the task.

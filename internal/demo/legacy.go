@@ -122,6 +122,9 @@ func (s *Server) legacyCall(ctx context.Context, r *legacyReq) (any, *rpc.Error)
 		if p.Name == "confirm" {
 			return textResult("confirmed", false), nil
 		}
+		if p.Name == "progress" {
+			return s.countProgress(ctx, r.out, progressToken(r.msg.Params), a)
+		}
 		res, e := s.runInline(ctx, p.Name, a)
 		if e != nil {
 			return nil, e

@@ -18,6 +18,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcptask/mcptask/internal/taskstatus"
@@ -79,6 +80,8 @@ type Update struct {
 	// terminal status ("the server no longer knows this task", an error).
 	Done  bool
 	Ended string
+	// Progress is a notifications/progress about the task (MCP 2025-11-25, Progress).
+	Progress *Progress
 }
 
 // Over reports whether nothing more will happen to the task: it reached a terminal status or
@@ -158,11 +161,13 @@ type task struct {
 	interval time.Duration
 	source   string // why interval has its value: "server's", "default", "your --interval", or the backoff
 	answered map[string]bool
-	note     string // last action result shown to the user
-	via      string // how the latest update came: "poll" or "push"
-	done     bool   // the engine stopped following it
-	ended    string // why, when not a terminal status
-	ver      uint64 // bumped on every change, for the row cache
+	note     string         // last action result shown to the user
+	via      string         // how the latest update came: "poll" or "push"
+	done     bool           // the engine stopped following it
+	ended    string         // why, when not a terminal status
+	prog     *progressState // the latest notifications/progress, nil until one came
+	endedAt  time.Time      // when the view learnt that the task is over: its clocks stop there
+	ver      uint64         // bumped on every change, for the row cache
 }
 
 // feedMsg is one batch of updates from the Feed; an empty one says a second passed with
@@ -181,6 +186,7 @@ type chrome struct {
 	keys  keyMap
 	help  help.Model
 	rows  rowCache
+	bar   progress.Model // the detail view's progress bar
 	views atomic.Int64
 }
 
@@ -218,7 +224,7 @@ func New(ctl Controller, feed *Feed, ids []string, initial map[string]Snapshot, 
 		opts.StuckAfter = 10
 	}
 	m := Model{
-		chrome: &chrome{opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(), help: help.New()},
+		chrome: &chrome{opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(), help: help.New(), bar: newBar(opts.NoColor)},
 		ctl:    ctl, feed: feed, ids: ids, tasks: map[string]*task{}, width: 80, height: 24,
 		detail: len(ids) == 1,
 	}
@@ -359,6 +365,14 @@ func (m *Model) update(u Update, now time.Time) {
 	}
 	if u.Note != "" {
 		t.note = u.Note
+	}
+	if p := u.Progress; p != nil && !t.finished() {
+		if t.prog == nil {
+			t.prog = &progressState{}
+			m.rows.progress = true
+		}
+		t.prog.Progress = Progress{Value: p.Value, Total: p.Total, Message: strings.Clone(p.Message)}
+		t.prog.n++
 	}
 	for _, k := range u.Answered {
 		t.answer(k)

@@ -235,6 +235,9 @@ func (m Model) detailRows(b *strings.Builder, t *task, now time.Time) {
 	row := func(label, value string) {
 		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s", label)) + clip(value, max(m.width-12, 10)) + "\n")
 	}
+	if t.prog != nil && !t.finished() {
+		row("progress", m.progressLine(t.prog, now, m.width-12))
+	}
 	if !s.CreatedAt.IsZero() {
 		row("elapsed", human.Duration(now.Sub(s.CreatedAt)))
 	}
@@ -297,22 +300,25 @@ type column struct {
 // tableColumns fits the columns to the terminal: the message takes what is left, and on
 // narrow terminals the server, tool, age and next-poll columns are dropped in that order so a
 // row never wraps.
-func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) {
+func (m Model) tableColumns() (id, status, tool, server, age, next, prog, msg column) {
 	id, status, tool, server = column{"ID", 12}, column{"STATUS", 16}, column{"TOOL", 14}, column{"SERVER", 24}
-	age, next, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"MESSAGE", 0}
+	age, next, prog, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"PROGRESS", 0}, column{"MESSAGE", 0}
 	if m.opts.Server != "" {
 		server.width = 0 // named once above the table instead
 	}
+	if m.rows.progress {
+		prog.width = 9 // "██░░ 100%": only once some task reports progress
+	}
 	used := func() int {
 		n := 2 // the cursor mark
-		for _, c := range []column{id, status, tool, server, age, next} {
+		for _, c := range []column{id, status, tool, server, age, next, prog} {
 			if c.width > 0 {
 				n += c.width + 1
 			}
 		}
 		return n
 	}
-	for _, drop := range []*column{&server, &tool, &age, &next} {
+	for _, drop := range []*column{&server, &tool, &age, &next, &prog} {
 		if m.width-used() >= 16 {
 			break
 		}
@@ -330,14 +336,17 @@ func (m Model) renderTable() string {
 	st := m.st
 	var b strings.Builder
 	w := m.width
-	idC, statusC, toolC, serverC, ageC, nextC, msgC := m.tableColumns()
-	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
+	idC, statusC, toolC, serverC, ageC, nextC, progC, msgC := m.tableColumns()
+	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, progC, msgC}
 	row := &rowFormatter{cols: cols, w: w}
 	if m.opts.Server != "" {
 		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
 	}
+	// A new layout (a resize, the progress column appearing) empties the cache, the header
+	// with it, before the header is drawn.
+	m.rows.reset(fmt.Sprint(w, cols))
 	if m.rows.header == "" {
-		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
+		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, progC.title, msgC.title))
 	}
 	b.WriteString(m.rows.header + "\n")
 	counts := m.tally()
@@ -345,7 +354,6 @@ func (m Model) renderTable() string {
 	if lo > 0 {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↑ %d more", lo)) + "\n")
 	}
-	m.rows.reset(fmt.Sprint(w, cols))
 	for i := lo; i < hi; i++ {
 		b.WriteString(m.tableRow(i, now, row) + "\n")
 	}
@@ -439,7 +447,11 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 		if !sel {
 			status = m.st.badgeFor(statusOf(t))
 		}
-		line := row.format(mark, safe(id), status, safe(s.Tool), safe(s.Server), age, next, c.msg)
+		prog := ""
+		if t.prog != nil && !t.finished() {
+			prog = miniBar(t.prog, now)
+		}
+		line := row.format(mark, safe(id), status, safe(s.Tool), safe(s.Server), age, next, prog, c.msg)
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
@@ -510,6 +522,8 @@ type rowCache struct {
 	tallyStamp  uint64
 	tallied     bool
 	statusStamp uint64 // bumped by every status change
+	// progress is set once some task reported progress: the table gains its column.
+	progress bool
 }
 
 // The summary line's tallies.

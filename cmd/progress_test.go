@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptask/mcptask/internal/demo"
+)
+
+// TestCallProgressPlain calls the demo's progress tool over HTTP in both eras with no
+// terminal: the call carries a progressToken, the server's notifications/progress reach
+// stderr as plain lines, throttled (ten steps in well under output.ProgressEvery give the
+// first line and the last, not ten), and the result reaches stdout.
+func TestCallProgressPlain(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, rec := demoServer(t, demo.Options{StepDelay: 10 * time.Millisecond})
+			r := runCLI(t, t.Context(), nil, "call", "progress", "--arg", "steps=10", "--server", url, "--protocol", era)
+			if r.Code != ExitOK || r.Stdout != "counted 10 steps\n" {
+				t.Fatalf("code %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+			}
+			if countMethod(rec, "tasks/get") != 0 {
+				t.Errorf("the progress tool is never a task, yet something was polled")
+			}
+			if !strings.Contains(r.Stderr, " - progress 1/10 step 1 of 10\n") || !strings.Contains(r.Stderr, " - progress 10/10 step 10 of 10\n") {
+				t.Errorf("stderr lacks the first and last progress lines:\n%s", r.Stderr)
+			}
+			if n := strings.Count(r.Stderr, " progress "); n != 2 {
+				t.Errorf("%d progress lines for ten notifications in 100ms; want 2 (throttled):\n%s", n, r.Stderr)
+			}
+		})
+	}
+}
+
+// TestCallProgressOnTerminal: a plain call on a terminal is not a blank screen while it waits:
+// stderr shows the tool, a bar and n/total as the server counts, and the line is cleared once
+// the result is on stdout.
+func TestCallProgressOnTerminal(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{StepDelay: 150 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			_, out, errOut, code := runOnTerminal(t, ctx, "call", "progress", "--arg", "steps=5", "--server", url, "--protocol", era)
+			select {
+			case c := <-code:
+				if c != ExitOK {
+					t.Fatalf("exit %d\nstderr %q", c, errOut.String())
+				}
+			case <-ctx.Done():
+				t.Fatalf("never ended:\n%q", errOut.String())
+			}
+			if out.String() != "counted 5 steps\n" {
+				t.Errorf("stdout %q: want the result once, nothing else", out.String())
+			}
+			e := errOut.String()
+			for _, want := range []string{"progress · ", "█", "3/5 · step 3 of 5"} {
+				if !strings.Contains(e, want) {
+					t.Errorf("the waiting line never showed %q:\n%q", want, e)
+				}
+			}
+			if !strings.HasSuffix(e, "\r\x1b[K") {
+				t.Errorf("the waiting line was left on the screen: %q", e[max(0, len(e)-200):])
+			}
+		})
+	}
+}
