@@ -67,3 +67,35 @@ func TestCallProgressOnTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveViewFinalFrameOnTerminal: a task followed in the live view to its end leaves a last
+// frame that says it completed, and its result on stdout exactly once (printed after the
+// view, not also inside its last frame).
+func TestLiveViewFinalFrameOnTerminal(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			url, _ := demoServer(t, demo.Options{StepDelay: 50 * time.Millisecond, PollInterval: 50 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			_, out, errOut, code := runOnTerminal(t, ctx, "call", "sleep", "--arg", "seconds=2", "--server", url, "--protocol", era)
+			select {
+			case c := <-code:
+				if c != ExitOK {
+					t.Fatalf("exit %d\nstderr %q", c, errOut.String())
+				}
+			case <-ctx.Done():
+				t.Fatalf("never ended:\n%q", out.String())
+			}
+			o := out.String()
+			if n := strings.Count(o, "slept 2 seconds"); n != 1 {
+				t.Errorf("the result is on the terminal %d times, want once:\n%q", n, o)
+			}
+			// The renderer draws changes only: the last frame is what follows the last help
+			// line, and it must end the task (the frame itself is pinned by internal/tui's
+			// TestLive1FinalFrame).
+			if last := o[strings.LastIndex(o, "q detach"):]; !strings.Contains(last, "✓ completed") || strings.Contains(last, "result\n") {
+				t.Errorf("the last frame misses the end, or shows the result too:\n%q", last)
+			}
+		})
+	}
+}

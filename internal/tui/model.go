@@ -239,6 +239,7 @@ func New(ctl Controller, feed *Feed, ids []string, initial map[string]Snapshot, 
 		}
 		if s, ok := initial[id]; ok {
 			m.apply(t, s, now)
+			t.markEnd(now)
 		}
 		m.tasks[id] = t
 	}
@@ -384,6 +385,7 @@ func (m *Model) update(u Update, now time.Time) {
 		t.done, t.ended = true, u.Ended
 		t.nextPoll = time.Time{}
 	}
+	t.markEnd(now)
 	if (t.done || t.snap.Over()) && m.form != nil && m.form.id == t.id {
 		// Nothing can be answered any more; keeping the form would also keep the program
 		// from quitting.
@@ -398,6 +400,28 @@ func (t *task) answer(key string) {
 		t.answered = map[string]bool{}
 	}
 	t.answered[key] = true
+}
+
+// markEnd notes when the view learnt that t is over, the first time it is.
+func (t *task) markEnd(now time.Time) {
+	if t.endedAt.IsZero() && t.finished() {
+		t.endedAt = now
+	}
+}
+
+// clock is the time t's elapsed time, TTL and last update are counted to: now while it runs;
+// once it is over, its end, so that the frame left on the screen says how long it took and
+// what TTL it had then. The end is the server's lastUpdatedAt of the final status when that
+// is plausible (the poll that saw it may come an interval later), else when the view learnt it.
+func (t *task) clock(now time.Time) time.Time {
+	if t.endedAt.IsZero() {
+		return now
+	}
+	end := t.endedAt
+	if lu := t.snap.LastUpdatedAt; t.snap.Over() && !lu.IsZero() && lu.Before(end) && !lu.Before(t.snap.CreatedAt) {
+		end = lu
+	}
+	return end
 }
 
 // finished reports whether nothing more will be followed of t.

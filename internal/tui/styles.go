@@ -11,8 +11,9 @@ import (
 // A status's word, symbol and colour are taskstatus.Look's, shared with list and get.
 type styles struct {
 	title, label, dim, warn, err, selected, key lipgloss.Style
-	// status holds each known status's label, rendered once in its colour.
-	status  map[string]string
+	// status holds each known status's label, rendered once in its colour; symbol its
+	// symbol alone.
+	status, symbol map[string]string
 	noColor bool
 }
 
@@ -21,12 +22,13 @@ var statuses = []string{"", taskstatus.Working, taskstatus.InputRequired, taskst
 	taskstatus.Failed, taskstatus.Cancelled, taskstatus.Expired}
 
 func newStyles(noColor bool) styles {
-	st := styles{status: map[string]string{}, noColor: noColor}
+	st := styles{status: map[string]string{}, symbol: map[string]string{}, noColor: noColor}
 	if noColor {
 		plain := lipgloss.NewStyle()
 		st.title, st.label, st.dim, st.warn, st.err, st.selected, st.key = plain, plain, plain, plain, plain, plain, plain
 		for _, s := range statuses {
 			st.status[s] = taskstatus.LookOf(s).Label()
+			st.symbol[s] = taskstatus.LookOf(s).Symbol
 		}
 		return st
 	}
@@ -39,7 +41,8 @@ func newStyles(noColor bool) styles {
 	st.key = lipgloss.NewStyle().Foreground(lipgloss.Color("#61AFEF"))
 	for _, s := range statuses {
 		l := taskstatus.LookOf(s)
-		st.status[s] = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.ANSIColor(l.Color)).Render(l.Label())
+		style := lipgloss.NewStyle().Bold(true).Foreground(lipgloss.ANSIColor(l.Color))
+		st.status[s], st.symbol[s] = style.Render(l.Label()), style.Render(l.Symbol)
 	}
 	return st
 }
@@ -70,4 +73,12 @@ func (st styles) badgeFor(status string) string {
 		return b
 	}
 	return statusLabel(status)
+}
+
+// symbolFor is a status's symbol in its colour (plain with NoColor).
+func (st styles) symbolFor(status string) string {
+	if b, ok := st.symbol[status]; ok {
+		return b
+	}
+	return taskstatus.LookOf(status).Symbol
 }

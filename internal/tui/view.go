@@ -36,6 +36,10 @@ func (m Model) render() string {
 		b.WriteString(m.renderTable())
 	}
 	b.WriteString("\n")
+	if m.done {
+		// The last frame stays on the screen: no question, no keys that no longer work.
+		return fitWidth(b.String(), m.width)
+	}
 	if m.confirm {
 		if t := m.selected(); t != nil {
 			b.WriteString(m.st.warn.Render(fmt.Sprintf("Cancel task %s? (y/n)", clip(safe(t.id), 40))) + "\n")
@@ -201,7 +205,8 @@ func (m Model) renderDetail(t *task) string {
 		}
 		b.WriteString(st.key.Render("press i to answer") + "\n")
 	}
-	if s.Over() && s.Result != "" {
+	if s.Over() && s.Result != "" && !m.done {
+		// Once the view ends the result is printed after it, in full: not twice.
 		b.WriteString("\n" + st.label.Render("result") + "\n" + clip(safe(s.Result), m.width*3) + "\n")
 	}
 	m.detailHistory(&b, t, now)
@@ -232,11 +237,13 @@ func (m Model) detailHeader(b *strings.Builder, t *task) {
 // detailRows writes the labelled rows of the detail view: times, polling and TTL.
 func (m Model) detailRows(b *strings.Builder, t *task, now time.Time) {
 	s := t.snap
+	live := now
+	now = t.clock(now) // frozen at the task's end
 	row := func(label, value string) {
 		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s", label)) + clip(value, max(m.width-12, 10)) + "\n")
 	}
 	if t.prog != nil && !t.finished() {
-		row("progress", m.progressLine(t.prog, now, m.width-12))
+		row("progress", m.progressLine(t.prog, live, m.width-12))
 	}
 	if !s.CreatedAt.IsZero() {
 		row("elapsed", human.Duration(now.Sub(s.CreatedAt)))
@@ -282,11 +289,14 @@ func (m Model) detailHistory(b *strings.Builder, t *task, now time.Time) {
 	}
 	for i := start; i < len(t.history); i++ {
 		h := t.history[i]
-		end := now
-		if i+1 < len(t.history) {
-			end = t.history[i+1].At
-		}
-		line := fmt.Sprintf("  %s  %-16s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
+		spent := ""
+		switch {
+		case i+1 < len(t.history):
+			spent = human.Duration(t.history[i+1].At.Sub(h.At))
+		case !taskstatus.Over(h.Status):
+			spent = human.Duration(t.clock(now).Sub(h.At))
+		} // a final status is not spent in: it stays
+		line := fmt.Sprintf("  %s  %-16s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), spent, safe(h.Message))
 		b.WriteString(clip(line, m.width) + "\n")
 	}
 }
@@ -360,7 +370,7 @@ func (m Model) renderTable() string {
 	if hi < len(m.ids) {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(m.ids)-hi)) + "\n")
 	}
-	b.WriteString("\n" + clip(m.tallyLine(counts), w) + "\n")
+	b.WriteString("\n" + m.tallyLine(counts, w) + "\n")
 	return b.String()
 }
 
@@ -466,7 +476,7 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 // rowTimes are the age and next-poll cells of t's row.
 func rowTimes(t *task, now time.Time) (age, next string) {
 	if !t.snap.CreatedAt.IsZero() {
-		age = human.Duration(now.Sub(t.snap.CreatedAt))
+		age = human.Duration(t.clock(now).Sub(t.snap.CreatedAt)) // a finished task's stops
 	}
 	switch {
 	case t.finished():
@@ -481,12 +491,25 @@ func rowTimes(t *task, now time.Time) (age, next string) {
 }
 
 // tallyLine is the summary below the table: how many tasks are in each status, each status
-// in the words, symbols and colours of the rows.
-func (m Model) tallyLine(counts [tallyKinds]int) string {
+// in the words, symbols and colours of the rows; on a terminal too narrow for the words, in
+// the symbols alone, so that no count is cut off.
+func (m Model) tallyLine(counts [tallyKinds]int, w int) string {
+	if line := m.tally1(counts, true); ansi.StringWidth(line) <= w {
+		return line
+	}
+	return clip(m.tally1(counts, false), w)
+}
+
+func (m Model) tally1(counts [tallyKinds]int, words bool) string {
 	var parts []string
 	add := func(n int, status string) {
-		if n > 0 {
+		if n <= 0 {
+			return
+		}
+		if words {
 			parts = append(parts, fmt.Sprintf("%d %s", n, m.st.badgeFor(status)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", n, m.st.symbolFor(status)))
 		}
 	}
 	add(counts[tallyWorking], taskstatus.Working)
