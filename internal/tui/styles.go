@@ -14,7 +14,7 @@ type styles struct {
 	// status holds each known status's label, rendered once in its colour; symbol its
 	// symbol alone.
 	status, symbol map[string]string
-	noColor bool
+	noColor        bool
 }
 
 // statuses are the statuses the view knows, "" (not seen yet) among them.
