@@ -61,10 +61,18 @@ func miniBar(p *progressState, now time.Time) string {
 	if !ok {
 		return p.spin(now) + " " + p.count()
 	}
-	const cells = 4
-	full := int(f*cells + 0.5)
-	return strings.Repeat("█", full) + strings.Repeat("░", cells-full) + " " + strconv.Itoa(int(f*100)) + "%"
+	return miniBars[int(f*float64(len(miniBars)-1)+0.5)] + strconv.Itoa(int(f*100)) + "%"
 }
+
+// miniBars are the table's bars of four cells, made once: a row is built every second.
+var miniBars = func() []string {
+	const cells = 4
+	out := make([]string, cells+1)
+	for full := range out {
+		out[full] = strings.Repeat("█", full) + strings.Repeat("░", cells-full) + " "
+	}
+	return out
+}()
 
 // newBar is the detail view's progress bar (bubbles/progress), drawn at a given fraction: in
 // the status colour of working, or plain.
