@@ -99,3 +99,40 @@ func TestLiveViewFinalFrameOnTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestInteropEverythingProgress calls server-everything's trigger-long-running-operation, whose
+// progress has a total but no message, over stdio and HTTP: the plain lines show the first and
+// the last step, and on a terminal the waiting line shows the count as the server reports it.
+func TestInteropEverythingProgress(t *testing.T) {
+	index := everythingServer(t)
+	httpURL := startEverythingHTTP(t, index)
+	args := []string{"call", "trigger-long-running-operation", "--arg", "duration=1", "--arg", "steps=5", "--timeout", "60s"}
+	for _, tr := range []struct {
+		name  string
+		flags []string
+	}{
+		{"stdio", []string{"--stdio", "node " + shellQuote(index) + " stdio"}},
+		{"http", []string{"--server", httpURL}},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			r := runCLI(t, t.Context(), nil, append(args, tr.flags...)...)
+			if r.Code != ExitOK || !strings.Contains(r.Stdout, "Long running operation completed") {
+				t.Fatalf("code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+			}
+			if !strings.Contains(r.Stderr, " - progress 1/5\n") || !strings.Contains(r.Stderr, " - progress 5/5\n") {
+				t.Errorf("stderr lacks the first and last progress lines:\n%s", r.Stderr)
+			}
+		})
+	}
+	t.Run("terminal", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		_, out, errOut, code := runOnTerminal(t, ctx, append(args[:len(args)-2:len(args)-2], "--server", httpURL)...) // --timeout turns the view off
+		if c := <-code; c != ExitOK {
+			t.Fatalf("exit %d\nstderr %q", c, errOut.String())
+		}
+		if !strings.Contains(out.String(), "Long running operation completed") || !strings.Contains(errOut.String(), "3/5") {
+			t.Errorf("stdout %q\nstderr %q", out.String(), errOut.String())
+		}
+	})
+}
