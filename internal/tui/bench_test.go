@@ -113,3 +113,14 @@ func BenchmarkView1000Progress(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// BenchmarkApplyProgress applies one notifications/progress to a view of 1,000 tasks, what a
+// server reporting progress costs the view per notification (drawing is BenchmarkView1000Progress's).
+func BenchmarkApplyProgress(b *testing.B) {
+	m := thousand()
+	msg := feedMsg{updates: []Update{{TaskID: "task-0500", Progress: &Progress{Value: 3, Total: 10, Message: "step 3 of 10"}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Update(msg)
+	}
+}

@@ -83,7 +83,11 @@ func newBar(noColor bool) progress.Model {
 	} else {
 		opts = append(opts, progress.WithColors(lipgloss.ANSIColor(4)))
 	}
-	return progress.New(opts...)
+	bar := progress.New(opts...)
+	if noColor {
+		bar.EmptyColor = lipgloss.NoColor{}
+	}
+	return bar
 }
 
 // progressLine is the detail view's progress row for a width of w cells: the bar, n/total and

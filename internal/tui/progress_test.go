@@ -135,3 +135,29 @@ func TestLive1FinalFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestCallLine: the waiting line of a plain call shows the tool, the time, a bar with n/total
+// when the total is known (the count alone otherwise), fits its width, and plays the attacker:
+// a server's progress message or tool name with escapes, an OSC 52 clipboard write or a bidi
+// override reaches the terminal without them.
+func TestCallLine(t *testing.T) {
+	hostile := "step 3\x1b]52;c;ZXZpbA==\x07 of 5\u202e\x1b[2J"
+	got := CallLine("build\x1b[31m", &Progress{Value: 3, Total: 5, Message: hostile}, 3500*time.Millisecond, 2, 100, true)
+	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the line carries %q: %q", bad, got)
+		}
+	}
+	if !strings.Contains(got, "build") || !strings.Contains(got, "· 3s ·") || !strings.Contains(got, "3/5") || !strings.Contains(got, "█") {
+		t.Errorf("the line misses the tool, the time or the bar: %q", got)
+	}
+	if w := ansi.StringWidth(CallLine("build", &Progress{Value: 3, Total: 5, Message: strings.Repeat("long ", 60)}, time.Second, 0, 60, true)); w > 60 {
+		t.Errorf("the line is %d wide on a 60-column terminal", w)
+	}
+	if got := CallLine("build", &Progress{Value: 42}, time.Second, 0, 100, true); strings.Contains(got, "█") || !strings.Contains(got, " 42") {
+		t.Errorf("without a total: the count, no bar: %q", got)
+	}
+	if got := CallLine("build", nil, time.Second, 0, 100, true); !strings.HasSuffix(got, "build · 1s") {
+		t.Errorf("before any progress: the spinner, the tool and the time: %q", got)
+	}
+}
