@@ -136,3 +136,27 @@ func TestInteropEverythingProgress(t *testing.T) {
 		}
 	})
 }
+
+// TestCallProgressJSONL: with --jsonl the call's progress is on stdout as "progress" events
+// (no taskId: there is no task), throttled like the lines, before the result.
+func TestCallProgressJSONL(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{StepDelay: 10 * time.Millisecond})
+	r := runCLI(t, t.Context(), nil, "call", "progress", "--arg", "steps=4", "--server", url, "--jsonl")
+	if r.Code != ExitOK {
+		t.Fatalf("code %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	var progress []map[string]any
+	for _, l := range lines {
+		if ev := decodeJSON(t, l); ev["type"] == "progress" {
+			progress = append(progress, ev)
+		}
+	}
+	if len(progress) != 2 || progress[0]["progress"] != 1.0 || progress[1]["progress"] != 4.0 || progress[1]["total"] != 4.0 ||
+		progress[1]["message"] != "step 4 of 4" || progress[0]["taskId"] != nil {
+		t.Errorf("progress events %v; want the first and the last, without a taskId", progress)
+	}
+	if last := decodeJSON(t, lines[len(lines)-1]); last["type"] != "result" {
+		t.Errorf("the last event is %v, want the result", last["type"])
+	}
+}

@@ -67,6 +67,8 @@ func (p *Progress) Event(ev follow.Event) {
 		p.heartbeat(ev.Task)
 	case follow.KindProgress:
 		if p.progressDue(ev) {
+			p.emit(ProgressEvent{Type: "progress", TaskID: ev.TaskID, Progress: ev.Progress, Total: ev.Total, Message: ev.Message,
+				Time: p.now().UTC().Format(time.RFC3339Nano)})
 			msg, _ := remark(ev)
 			p.Note(cmp.Or(ev.TaskID, "-"), msg)
 		}
