@@ -160,3 +160,27 @@ func TestCallProgressJSONL(t *testing.T) {
 		t.Errorf("the last event is %v, want the result", last["type"])
 	}
 }
+
+// TestLiveViewTaskProgress follows a 2025-11-25 task over stdio in the live view: the demo
+// sends notifications/progress with the token of the tools/call that created the task, for
+// the task's life, and the detail view draws them as a progress row with n/total (the token
+// is how the engine knows whose progress it is: the notifications carry no related-task).
+func TestLiveViewTaskProgress(t *testing.T) {
+	t.Setenv("MCPTASK_TEST_MAIN", "1")
+	server := demoStdio(t, "--step", "150ms", "--poll-interval", "5s")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, out, errOut, code := runOnTerminal(t, ctx, "call", "sleep", "--arg", "seconds=5", "--stdio", server, "--protocol", "2025-11-25")
+	select {
+	case c := <-code:
+		if c != ExitOK {
+			t.Fatalf("exit %d\nstderr %q", c, errOut.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("never ended:\n%q", out.String())
+	}
+	o := out.String()
+	if !strings.Contains(o, "progress    ") || !strings.Contains(o, "/5 · ") {
+		t.Errorf("the live view never drew the task's progress:\n%q", o[max(0, len(o)-3000):])
+	}
+}

@@ -144,6 +144,7 @@ func (s *Server) legacyCall(ctx context.Context, r *legacyReq) (any, *rpc.Error)
 	}
 	s.mu.Lock()
 	t := s.newTaskLocked(rpc.EraLegacy, r.sess.ID, p.Name, p.Arguments, ttl, r.sess.Elicitation)
+	t.ProgressToken = progressToken(r.msg.Params)
 	res := map[string]any{"task": s.legacyTaskLocked(t)}
 	s.mu.Unlock()
 	return res, nil

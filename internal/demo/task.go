@@ -39,6 +39,9 @@ type task struct {
 	CancelRequested bool `json:"cancelRequested,omitempty"`
 	// Elicitation records whether the creating client could answer elicitation requests.
 	Elicitation bool `json:"elicitation,omitempty"`
+	// ProgressToken is the _meta.progressToken of the 2025-11-25 tools/call that created the
+	// task, which stays in use for the task's whole life (MCP 2025-11-25, Progress).
+	ProgressToken json.RawMessage `json:"progressToken,omitempty"`
 
 	wake     chan struct{} // nudges the worker: cancel requested, answer arrived, purged
 	inFlight bool          // a legacy tasks/result stream is carrying an elicitation
