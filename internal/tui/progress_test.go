@@ -161,3 +161,29 @@ func TestCallLine(t *testing.T) {
 		t.Errorf("before any progress: the spinner, the tool and the time: %q", got)
 	}
 }
+
+// TestTableStatusColours: in colour, a row's status cell is its status's colour and symbol
+// (green ✓ completed), the selected row is one colour, and colour moves no column: without
+// escapes the frame is the NO_COLOR frame.
+func TestTableStatusColours(t *testing.T) {
+	now := t0.Add(10 * time.Minute)
+	frame := func(noColor bool) string {
+		ids, initial, ups := everyStatus(now)
+		m := New(newFake(), nil, ids, initial, Options{Now: func() time.Time { return now }, NoColor: noColor, DisableClock: true})
+		m, _ = update(m, tea.WindowSizeMsg{Width: 100, Height: 30})
+		return batch(m, ups...).View().Content
+	}
+	col, plain := frame(false), frame(true)
+	if ansi.Strip(col) != plain {
+		t.Errorf("colour changed the layout:\n%s\nvs\n%s", ansi.Strip(col), plain)
+	}
+	var done string
+	for _, l := range strings.Split(col, "\n") {
+		if strings.Contains(l, "message of done") {
+			done = l
+		}
+	}
+	if !strings.Contains(done, ";5;2m✓ completed") { // ANSI colour 2, green
+		t.Errorf("the completed row's status is not green: %q", done)
+	}
+}

@@ -381,6 +381,10 @@ type rowFormatter struct {
 	cols []column
 	w    int
 	line strings.Builder
+	// paint, when set, is written instead of column paintCol's value when that fits whole: the
+	// value in colour, measured by its plain text (escapes would take the slow path of clipN).
+	paint    string
+	paintCol int
 }
 
 // format lays out one row: mark, then vals in the columns.
@@ -394,6 +398,9 @@ func (f *rowFormatter) format(mark string, vals ...string) string {
 			continue
 		}
 		v, vw := clipN(vals[i], c.width)
+		if i == f.paintCol && f.paint != "" && len(v) == len(vals[i]) {
+			v = f.paint
+		}
 		line.WriteString(v)
 		for range c.width - vw + 1 {
 			line.WriteByte(' ')
@@ -453,15 +460,16 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 			mark = "> "
 		}
 		// The status cell is in its colour, but on the selected row, which is one colour.
-		status := statusLabel(statusOf(t))
-		if !sel {
-			status = m.st.badgeFor(statusOf(t))
+		row.paint, row.paintCol = "", 1
+		if !sel && !m.st.noColor {
+			row.paint = m.st.badgeFor(statusOf(t))
 		}
 		prog := ""
 		if t.prog != nil && !t.finished() {
 			prog = miniBar(t.prog, now)
 		}
-		line := row.format(mark, safe(id), status, safe(s.Tool), safe(s.Server), age, next, prog, c.msg)
+		line := row.format(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, prog, c.msg)
+		row.paint = ""
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
