@@ -308,8 +308,8 @@ type column struct {
 }
 
 // tableColumns fits the columns to the terminal: the message takes what is left, and on
-// narrow terminals the server, tool, age and next-poll columns are dropped in that order so a
-// row never wraps.
+// narrow terminals the server, tool, age, next-poll and progress columns are dropped in that
+// order so a row never wraps. The progress column is there once some task reported progress.
 func (m Model) tableColumns() (id, status, tool, server, age, next, prog, msg column) {
 	id, status, tool, server = column{"ID", 12}, column{"STATUS", 16}, column{"TOOL", 14}, column{"SERVER", 24}
 	age, next, prog, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"PROGRESS", 0}, column{"MESSAGE", 0}
