@@ -67,22 +67,28 @@ func (s *callSpinner) Start() {
 	go s.loop(s.stop, s.done)
 }
 
+// The first line is drawn a tick after Start: a call that answers at once leaves stderr as it
+// was, with no flash of a spinner.
 func (s *callSpinner) loop(stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(spinEvery)
 	defer t.Stop()
+	drawn := false
 	for {
+		select {
+		case <-stop:
+			if drawn {
+				fmt.Fprint(s.w, "\r\x1b[K") // the line goes: what the call printed is what stays
+			}
+			return
+		case <-t.C:
+		}
 		s.mu.Lock()
 		s.frame++
 		line := tui.CallLine(s.tool, s.prog, time.Since(s.start), s.frame, s.width, s.noColor)
 		s.mu.Unlock()
 		fmt.Fprint(s.w, "\r"+line+"\x1b[K")
-		select {
-		case <-stop:
-			fmt.Fprint(s.w, "\r\x1b[K") // the line goes: what the call printed is what stays
-			return
-		case <-t.C:
-		}
+		drawn = true
 	}
 }
 
