@@ -47,9 +47,10 @@ func NewCmdCall(f *Factory, runF func(context.Context, *CallOptions) error) *cob
 		Short: "Call a tool, and follow the task it starts to its end",
 		Long: `Call a tool with tools/call, asking for a task where the server and tool allow it.
 
-A plain result is printed at once. A task is polled with tasks/get at the interval the
-server suggests (re-read on every answer), with one line per status change on stderr,
-and its result is printed on stdout when it ends. With --detach, only the task id is
+A plain result is printed when the call answers; until then a terminal shows a spinner
+and the notifications/progress the server sends. A task is polled with tasks/get at the
+interval the server suggests (re-read on every answer), with one line per status change
+on stderr, and its result is printed on stdout when it ends. With --detach, only the task id is
 printed, for a later 'mcptask get', 'result' or 'cancel'.
 
 Arguments come from --args (a JSON object, or @file.json, or @- for stdin) and from
