@@ -184,3 +184,35 @@ func TestLiveViewTaskProgress(t *testing.T) {
 		t.Errorf("the live view never drew the task's progress:\n%q", o[max(0, len(o)-3000):])
 	}
 }
+
+// TestListAndGetStatusOnTerminal: list and get write a status with its symbol on a terminal,
+// in its colour unless NO_COLOR, and the bare word in a pipe (what a script reads).
+func TestListAndGetStatusOnTerminal(t *testing.T) {
+	url, _ := demoServer(t, demo.Options{})
+	r := runCLI(t, t.Context(), nil, "call", "forever", "--detach", "--server", url)
+	id := strings.TrimSpace(r.Stdout)
+	if r.Code != ExitOK || id == "" {
+		t.Fatalf("call --detach: %d %q %s", r.Code, r.Stdout, r.Stderr)
+	}
+	run := func(tty bool, env map[string]string, args ...string) string {
+		out, errOut := &lockedBuffer{}, &lockedBuffer{}
+		ios := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+		ios.SetTTY(false, tty, false)
+		if code := runOn(t, t.Context(), ios, env, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, errOut.String())
+		}
+		return out.String()
+	}
+	for _, args := range [][]string{{"list"}, {"get", id}} {
+		if got := run(true, nil, args...); !strings.Contains(got, "\x1b[34m● working\x1b[0m") {
+			t.Errorf("%v on a terminal: no blue ● working:\n%q", args, got)
+		}
+		if got := run(true, map[string]string{"NO_COLOR": "1"}, args...); !strings.Contains(got, "● working") || strings.Contains(got, "\x1b[") {
+			t.Errorf("%v with NO_COLOR: want the symbol and word, no colour:\n%q", args, got)
+		}
+		if got := run(false, nil, args...); strings.Contains(got, "●") || !strings.Contains(got, "working") {
+			t.Errorf("%v in a pipe: want the bare word:\n%q", args, got)
+		}
+	}
+	runCLI(t, t.Context(), nil, "cancel", id)
+}
