@@ -54,14 +54,17 @@ func (p *progressState) spin(now time.Time) string {
 	return spinFrames[(p.n+int(now.Unix()))%len(spinFrames)]
 }
 
-// miniBar is the table's progress cell: a bar of four cells and the percentage ("██░░ 50%"), or
-// a spinner and the count without a total.
-func miniBar(p *progressState, now time.Time) string {
+// miniBar is the table's progress cell and its display width: a bar of four cells and the
+// percentage ("██░░ 50%"), or a spinner and the count without a total. Every character of it
+// is one cell wide.
+func miniBar(p *progressState, now time.Time) (string, int) {
 	f, ok := p.fraction()
 	if !ok {
-		return p.spin(now) + " " + p.count()
+		c := p.count()
+		return p.spin(now) + " " + c, 2 + len(c)
 	}
-	return miniBars[int(f*float64(len(miniBars)-1)+0.5)] + strconv.Itoa(int(f*100)) + "%"
+	pct := strconv.Itoa(int(f*100))
+	return miniBars[int(f*float64(len(miniBars)-1)+0.5)] + pct + "%", 4 + 1 + len(pct) + 1
 }
 
 // miniBars are the table's bars of four cells, made once: a row is built every second.

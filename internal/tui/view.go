@@ -25,6 +25,10 @@ func (m Model) View() tea.View {
 
 func (m Model) render() string {
 	var b strings.Builder
+	// table is the table's part of the frame, which fits the width already: each of its lines
+	// is clipped as it is made, and measuring a thousand cached rows again every frame would
+	// cost more than drawing them.
+	table := ""
 	switch {
 	case m.form != nil:
 		b.WriteString(m.form.view(m.width))
@@ -33,12 +37,12 @@ func (m Model) render() string {
 			b.WriteString(m.renderDetail(t))
 		}
 	default:
-		b.WriteString(m.renderTable())
+		table = m.renderTable()
 	}
 	b.WriteString("\n")
 	if m.done {
 		// The last frame stays on the screen: no question, no keys that no longer work.
-		return fitWidth(b.String(), m.width)
+		return table + fitWidth(b.String(), m.width)
 	}
 	if m.confirm {
 		if t := m.selected(); t != nil {
@@ -50,7 +54,7 @@ func (m Model) render() string {
 	} else if m.form == nil {
 		b.WriteString(m.shortHelpLine() + "\n")
 	}
-	return fitWidth(b.String(), m.width)
+	return table + fitWidth(b.String(), m.width)
 }
 
 // fitWidth cuts every line of a frame to the terminal's width, so that nothing wraps on a
@@ -385,6 +389,9 @@ type rowFormatter struct {
 	// value in colour, measured by its plain text (escapes would take the slow path of clipN).
 	paint    string
 	paintCol int
+	// knownW, when above 0, is the display width of column knownCol's value, which is then
+	// not measured again (the progress cell: block characters, not ASCII).
+	knownW, knownCol int
 }
 
 // format lays out one row: mark, then vals in the columns.
@@ -397,7 +404,13 @@ func (f *rowFormatter) format(mark string, vals ...string) string {
 		if c.width <= 0 {
 			continue
 		}
-		v, vw := clipN(vals[i], c.width)
+		var v string
+		var vw int
+		if i == f.knownCol && f.knownW > 0 && f.knownW <= c.width {
+			v, vw = vals[i], f.knownW
+		} else {
+			v, vw = clipN(vals[i], c.width)
+		}
 		if i == f.paintCol && f.paint != "" && len(v) == len(vals[i]) {
 			v = f.paint
 		}
@@ -465,11 +478,12 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 			row.paint = m.st.badgeFor(statusOf(t))
 		}
 		prog := ""
+		row.knownW, row.knownCol = 0, 6
 		if t.prog != nil && !t.finished() {
-			prog = miniBar(t.prog, now)
+			prog, row.knownW = miniBar(t.prog, now)
 		}
 		line := row.format(mark, safe(id), statusLabel(statusOf(t)), safe(s.Tool), safe(s.Server), age, next, prog, c.msg)
-		row.paint = ""
+		row.paint, row.knownW = "", 0
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
