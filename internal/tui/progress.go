@@ -63,7 +63,7 @@ func miniBar(p *progressState, now time.Time) (string, int) {
 		c := p.count()
 		return p.spin(now) + " " + c, 2 + len(c)
 	}
-	pct := strconv.Itoa(int(f*100))
+	pct := strconv.Itoa(int(f * 100))
 	return miniBars[int(f*float64(len(miniBars)-1)+0.5)] + pct + "%", 4 + 1 + len(pct) + 1
 }
 
