@@ -84,7 +84,7 @@ func statusesOf(stderr string) []string {
 	var out []string
 	for _, l := range strings.Split(stderr, "\n") {
 		f := strings.Fields(l)
-		if len(f) < 3 || !strings.HasPrefix(f[0], "20") {
+		if len(f) < 3 || !strings.HasPrefix(f[0], "20") || f[2] == "progress" { // progress is no status
 			continue
 		}
 		if s := f[2]; len(out) == 0 || out[len(out)-1] != s {
