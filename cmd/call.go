@@ -47,8 +47,8 @@ func NewCmdCall(f *Factory, runF func(context.Context, *CallOptions) error) *cob
 		Use:   "call <tool> [--args JSON | --args @file | --arg key=value...]",
 		Short: "Call a tool, and follow the task it starts to its end",
 		Long: `Call a tool with tools/call, asking for a task where the server and tool allow it. A
-plain result is printed at once; a task is followed to its end, one line per status change
-on stderr, its result on stdout. A misspelled tool or argument, or a ledger that cannot be
+plain result is printed when it comes, a task's when it ends, with one line per status change
+(on a terminal, the live view or progress) on stderr. A misspelled tool or argument, or a ledger that cannot be
 written, stops the call before anything is sent.
 
 --detach prints an id that 'mcptask result' answers: a task's, or the local-... id of a plain
@@ -139,7 +139,22 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return err
 	}
 	defer c.Close()
-	res, err := follow.CallTool(ctx, wctx, c, opts.mrtr(v.e, ref, in, v.printer))
+	call := opts.mrtr(v.e, ref, in, v.printer)
+	if v.spin != nil {
+		// A person at the terminal sees the call wait, and its progress, until it answers;
+		// the questions of a multi-round-trip call have the screen while they are asked.
+		ask := call.Ask
+		call.Ask = func(ctx context.Context, reqs map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+			v.spin.Stop()
+			defer v.spin.Start()
+			return ask(ctx, reqs)
+		}
+		v.spin.Start()
+	}
+	res, err := follow.CallTool(ctx, wctx, c, call)
+	if v.spin != nil {
+		v.spin.Stop()
+	}
 	if err != nil {
 		return exitErr(output.CallFailed(opts.Tool, err, errors.Is(context.Cause(wctx), errTimeout), opts.Timeout))
 	}
@@ -158,7 +173,7 @@ func runCall(ctx context.Context, opts *CallOptions) error {
 		return f.printer().Print(envelope{Type: "created", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
 			func(w io.Writer) error { _, err := fmt.Fprintln(w, t.TaskID); return err })
 	}
-	srv.Follow(c, follow.Target{ID: t.TaskID, Tool: opts.Tool, Task: t, Created: true})
+	srv.Follow(c, follow.Target{ID: t.TaskID, Tool: opts.Tool, Task: t, Created: true, ProgressToken: call.Params.ProgressToken})
 	if in.live {
 		initial := map[string]tui.Snapshot{t.TaskID: snapshot(follow.Event{Tool: opts.Tool, Server: ref.String(), Era: c.Era()}, t)}
 		return runLive(ctx, f, v.e, v.feed, v.rep, []string{t.TaskID}, initial, tui.Options{})
@@ -172,7 +187,8 @@ type callView struct {
 	e       *follow.Engine
 	rep     *reporter
 	printer *output.Progress
-	feed    *tui.Feed // the live view's, when a person watches
+	feed    *tui.Feed    // the live view's, when a person watches
+	spin    *callSpinner // the line a person sees while the call waits for its answer
 }
 
 // view builds the engine of a call. Elicitation is declared only when something can answer
@@ -188,6 +204,10 @@ func (opts *CallOptions) view(ref ServerRef, deadline time.Time, in callInputs) 
 		v.feed = tui.NewFeed()
 		v.rep.hold = true
 		sinks = []follow.Sink{viewSink{v.feed}, v.rep}
+		if f.IO.IsStderrTTY() {
+			v.spin = newCallSpinner(f, opts.Tool)
+			sinks = append(sinks, v.spin)
+		}
 	}
 	v.e = f.newEngine(followOptions{Deadline: deadline, Interval: opts.Interval, Once: opts.Once, Answers: in.answers, Live: in.live, NoPush: !in.live}, sinks...)
 	return v

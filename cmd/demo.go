@@ -117,7 +117,9 @@ Tools: echo (immediate), sleep (a task with a status message per second), fail (
 JSON-RPC error), tool_error (an isError result), ask (needs input through an
 elicitation form), confirm (2026-07-28 multi-round-trip input before the task),
 forever (runs until cancelled), deploy (asks to confirm under a key made up at run
-time, confirm-<8 hex digits>, one question per --arg targets=N).
+time, confirm-<8 hex digits>, one question per --arg targets=N), progress (counts
+--arg steps=N seconds inside the call, with notifications/progress n of N; never a
+task).
 
 The demo has no authentication: anyone who can reach its port can run its tools. It
 listens on loopback only; an --addr that is not a loopback address is refused unless

@@ -49,7 +49,7 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		t := &rpc.Task{TaskID: rec.TaskID, Status: rpc.StatusCompleted, StatusMessage: rec.StatusMessage, CreatedAt: rec.CreatedAt, LastUpdatedAt: rec.LastUpdatedAt}
 		ref := fromServer(rec.Server)
 		return f.printer().Print(envelope{Type: "task", TaskID: rec.TaskID, Status: t.Status, Era: rpc.Era(rec.Era), Server: ref.String(), Local: true},
-			func(w io.Writer) error { output.Task(w, t, rpc.Era(rec.Era), ref.String(), f.Now()); return nil })
+			func(w io.Writer) error { output.Task(w, t, rpc.Era(rec.Era), ref.String(), f.Now(), f.statusStyle()); return nil })
 	}
 	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{})
 	if err != nil {
@@ -65,7 +65,10 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return taskErr(opts.TaskID, err)
 	}
 	return f.printer().Print(envelope{Type: "task", TaskID: t.TaskID, Status: t.Status, Era: c.Era(), Server: ref.String(), Task: t.Raw},
-		func(w io.Writer) error { output.Task(w, t, c.Era(), ref.String(), f.Now()); return nil })
+		func(w io.Writer) error {
+			output.Task(w, t, c.Era(), ref.String(), f.Now(), f.statusStyle())
+			return nil
+		})
 }
 
 // taskErr maps a failed tasks/* request: -32602 means the server does not know the task.

@@ -74,7 +74,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	now := f.Now()
-	l := output.Listing{Ledger: file.Tasks, WithRemote: opts.Remote}
+	l := output.Listing{Ledger: file.Tasks, WithRemote: opts.Remote, Style: f.statusStyle()}
 	for _, r := range file.Tasks {
 		if opts.All || r.Unfinished(now) {
 			l.Records = append(l.Records, r)

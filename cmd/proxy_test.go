@@ -84,7 +84,7 @@ func statusesOf(stderr string) []string {
 	var out []string
 	for _, l := range strings.Split(stderr, "\n") {
 		f := strings.Fields(l)
-		if len(f) < 3 || !strings.HasPrefix(f[0], "20") {
+		if len(f) < 3 || !strings.HasPrefix(f[0], "20") || f[2] == "progress" { // progress is no status
 			continue
 		}
 		if s := f[2]; len(out) == 0 || out[len(out)-1] != s {
@@ -386,7 +386,7 @@ func TestProxyLiveView(t *testing.T) {
 	}()
 	waitFor(t, "the task in the view", 10*time.Second, func() bool {
 		s := out.String()
-		return strings.Contains(s, id[:11]) && strings.Contains(s, "completed]") && strings.Contains(s, "by mcptask/")
+		return strings.Contains(s, id[:11]) && strings.Contains(s, "✓ completed") && strings.Contains(s, "by mcptask/")
 	})
 	typeKeys("q")
 	if c := <-code; c != ExitOK {

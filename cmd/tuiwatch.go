@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcptask/mcptask/internal/follow"
+	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/mcptask/mcptask/internal/tui/feedfollow"
 )
@@ -20,6 +21,18 @@ import (
 // (IOStreams.CanPrompt) and --json and --jsonl are off.
 func (f *Factory) useTUI() bool {
 	return f.IO.CanPrompt(f.Getenv) && !f.printer().JSON()
+}
+
+// statusStyle is how list and get write a status on stdout: with its symbol on a terminal,
+// and its colour there unless NO_COLOR or TERM=dumb; the bare word in a pipe or a file.
+func (f *Factory) statusStyle() output.StatusStyle {
+	switch {
+	case !f.IO.IsStdoutTTY():
+		return output.StatusPlain
+	case f.Getenv("NO_COLOR") != "" || f.Getenv("TERM") == "dumb":
+		return output.StatusSymbol
+	}
+	return output.StatusColor
 }
 
 // runLive shows the live view while the engine follows its tasks: the engine's events reach the

@@ -31,5 +31,5 @@ func (w *WaitFlags) resolve(c *cobra.Command) error {
 
 // addJSONLFlag registers --jsonl, which implies --json for everything but the event stream.
 func addJSONLFlag(c *cobra.Command, f *Factory) {
-	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream one JSON event per line on stdout")
+	c.Flags().BoolVar(&f.Global.JSONL, "jsonl", false, "stream JSON events on stdout, one a line (status, progress, result…)")
 }

@@ -181,9 +181,10 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request, m *rpc.Mess
 	}
 	st := &sseStream{w: w}
 	req := &legacyReq{msg: m, sess: sess}
-	if m.Method == "tasks/result" {
+	if m.Method == "tasks/result" || m.Method == "tools/call" {
 		// Only tasks/result may need to carry server→client requests; tasks/get is never
-		// upgraded to SSE (C25-TASKS §Input Required Status note).
+		// upgraded to SSE (C25-TASKS §Input Required Status note). A plain tools/call
+		// carries the progress tool's notifications/progress before its answer.
 		req.out = st.send
 	}
 	res, e := s.handleLegacy(r.Context(), req)

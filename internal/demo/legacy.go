@@ -122,6 +122,9 @@ func (s *Server) legacyCall(ctx context.Context, r *legacyReq) (any, *rpc.Error)
 		if p.Name == "confirm" {
 			return textResult("confirmed", false), nil
 		}
+		if p.Name == "progress" {
+			return s.countProgress(ctx, r.out, progressToken(r.msg.Params), a)
+		}
 		res, e := s.runInline(ctx, p.Name, a)
 		if e != nil {
 			return nil, e
@@ -141,6 +144,7 @@ func (s *Server) legacyCall(ctx context.Context, r *legacyReq) (any, *rpc.Error)
 	}
 	s.mu.Lock()
 	t := s.newTaskLocked(rpc.EraLegacy, r.sess.ID, p.Name, p.Arguments, ttl, r.sess.Elicitation)
+	t.ProgressToken = progressToken(r.msg.Params)
 	res := map[string]any{"task": s.legacyTaskLocked(t)}
 	s.mu.Unlock()
 	return res, nil

@@ -271,6 +271,12 @@ func (s *Server) modernCall(ctx context.Context, r *modernReq) (any, *rpc.Error)
 	switch p.Name {
 	case "echo":
 		return complete(rawMap(textResult(*a.Text, false))), nil
+	case "progress":
+		res, e := s.countProgress(ctx, r.out, progressToken(r.msg.Params), a)
+		if e != nil {
+			return nil, e
+		}
+		return complete(rawMap(res)), nil
 	case "greet":
 		// Sync-only: a legacy task param (ignored, SEP-2663) or the extension never makes
 		// it a task.

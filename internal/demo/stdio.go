@@ -194,10 +194,25 @@ func (c *stdioConn) handle(ctx context.Context, m *rpc.Message) (any, *rpc.Error
 	return c.s.handleLegacy(ctx, &legacyReq{msg: m, sess: sess, out: c.write})
 }
 
+// taskProgressLocked is the notifications/progress of a sleep task that moved a step, with the
+// token of the tools/call that created it (MCP 2025-11-25, Progress: the token stays in use
+// for the task's whole life, and progress for it stops once the task is terminal); nil for
+// any other task, or one whose call sent no token.
+func (s *Server) taskProgressLocked(t *task) json.RawMessage {
+	if t.Tool != "sleep" || t.ProgressToken == nil || t.Status.Terminal() {
+		return nil
+	}
+	a, _ := parseArgs(t.Tool, t.Args)
+	_, n, _ := s.sleepPlan(a)
+	b, _ := json.Marshal(map[string]any{"progressToken": t.ProgressToken, "progress": t.Step, "total": n, "message": t.Message})
+	return b
+}
+
 // notifyStatus sends notifications/tasks/status for every task of the 2025-11-25 session sess
 // whose status or message changes, until ctx ends or the server closes. C25-TASKS §Task Status
 // Notification: servers MAY send them; clients must not rely on them, so this is a bonus that
-// lets mcptask's push path be tested in that era. Over stdio there is one stream to send them
+// lets mcptask's push path be tested in that era. A sleep task whose call sent a progressToken
+// also gets a notifications/progress (its step of the total) with each change. Over stdio there is one stream to send them
 // on; over HTTP they would need the GET stream, which the demo does not offer.
 func (s *Server) notifyStatus(ctx context.Context, sess *session, send func(*rpc.Message) error) {
 	last := map[string]string{}
@@ -205,7 +220,7 @@ func (s *Server) notifyStatus(ctx context.Context, sess *session, send func(*rpc
 	for {
 		changed := s.waitChange()
 		s.mu.Lock()
-		var updates []json.RawMessage
+		var updates, progress []json.RawMessage
 		for _, t := range s.tasks {
 			if t.Era != rpc.EraLegacy || t.Session != sess.ID {
 				continue
@@ -221,11 +236,19 @@ func (s *Server) notifyStatus(ctx context.Context, sess *session, send func(*rpc
 			// C25-TASKS §Associating Task-Related Messages: no related-task meta here.
 			b, _ := json.Marshal(s.legacyTaskLocked(t))
 			updates = append(updates, b)
+			if p := s.taskProgressLocked(t); p != nil {
+				progress = append(progress, p)
+			}
 		}
 		s.mu.Unlock()
 		first = false
 		for _, b := range updates {
 			if err := send(&rpc.Message{JSONRPC: "2.0", Method: "notifications/tasks/status", Params: b}); err != nil {
+				return
+			}
+		}
+		for _, b := range progress {
+			if err := send(&rpc.Message{JSONRPC: "2.0", Method: "notifications/progress", Params: b}); err != nil {
 				return
 			}
 		}

@@ -39,6 +39,9 @@ type task struct {
 	CancelRequested bool `json:"cancelRequested,omitempty"`
 	// Elicitation records whether the creating client could answer elicitation requests.
 	Elicitation bool `json:"elicitation,omitempty"`
+	// ProgressToken is the _meta.progressToken of the 2025-11-25 tools/call that created the
+	// task, which stays in use for the task's whole life (MCP 2025-11-25, Progress).
+	ProgressToken json.RawMessage `json:"progressToken,omitempty"`
 
 	wake     chan struct{} // nudges the worker: cancel requested, answer arrived, purged
 	inFlight bool          // a legacy tasks/result stream is carrying an elicitation
@@ -111,6 +114,7 @@ var tools = []tool{
 	{Name: "deploy", Description: "Ask to confirm a deployment, one question per target under a key made up at run time (confirm-<8 hex digits>), then say whether it deployed.",
 		Schema:      `{"type":"object","properties":{"targets":{"type":"integer","minimum":1,"maximum":10,"default":1,"description":"how many targets to deploy to, each confirmed by a question of its own"}}}`,
 		TaskSupport: "required"},
+	progressTool,
 }
 
 // toolList returns the tools a server offers in era: the demo tools, and with
@@ -188,6 +192,10 @@ func parseArgs(name string, raw json.RawMessage) (toolArgs, *rpc.Error) {
 		}
 		if a.Steps != nil && (*a.Steps < 1 || *a.Steps > 3600) {
 			return a, invalidParams("sleep: steps must be between 1 and 3600")
+		}
+	case "progress":
+		if a.Steps != nil && (*a.Steps < 1 || *a.Steps > 600) {
+			return a, invalidParams("progress: steps must be between 1 and 600")
 		}
 	case "deploy":
 		if a.Targets != nil && (*a.Targets < 1 || *a.Targets > 10) {

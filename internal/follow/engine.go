@@ -108,13 +108,15 @@ type Server struct {
 	name string
 	key  string
 
-	mu     sync.Mutex
-	c      *rpc.Client
-	tasks  []*task
-	byID   map[string]*task
-	hub    *pushHub
-	health health
-	asks   int
+	mu    sync.Mutex
+	c     *rpc.Client
+	tasks []*task
+	byID  map[string]*task
+	// byToken maps the progressToken a task was created with to its id.
+	byToken map[string]string
+	hub     *pushHub
+	health  health
+	asks    int
 }
 
 // Server declares a connection before it is made: name is how a person knows the server, key
@@ -165,6 +167,11 @@ type Target struct {
 	Record *state.Record
 	// Created reports the task as created by this run (a KindCreated event first).
 	Created bool
+	// ProgressToken is the _meta.progressToken of the tools/call that created the task: on
+	// 2025-11-25 it "MUST stay in use for the whole life of the task" (MCP 2025-11-25,
+	// Progress, §Behavior Requirements), so notifications/progress carrying it are the
+	// task's.
+	ProgressToken string
 }
 
 // Follow adds targets, reached through c, to the tasks the engine follows.
@@ -200,6 +207,12 @@ func (s *Server) add(targets []Target, unreachable error) {
 		}
 		if _, dup := s.byID[tg.ID]; !dup {
 			s.byID[tg.ID] = k
+		}
+		if tg.ProgressToken != "" {
+			if s.byToken == nil {
+				s.byToken = map[string]string{}
+			}
+			s.byToken[tg.ProgressToken] = tg.ID
 		}
 		if _, dup := e.byID[tg.ID]; !dup {
 			e.byID[tg.ID] = k
@@ -427,14 +440,27 @@ func (s *Server) onNotify(method string, params json.RawMessage) {
 		}
 	case "notifications/progress":
 		var n struct {
-			Progress float64  `json:"progress"`
-			Total    *float64 `json:"total"`
-			Message  string   `json:"message"`
+			Token    json.RawMessage `json:"progressToken"`
+			Progress float64         `json:"progress"`
+			Total    *float64        `json:"total"`
+			Message  string          `json:"message"`
 		}
 		if json.Unmarshal(params, &n) != nil {
 			return
 		}
-		s.e.emit(Event{Kind: KindProgress, TaskID: relatedTask(params), Server: s.name, Progress: n.Progress, Total: n.Total, Message: n.Message})
+		// The task is the one its token was sent for, or the one related-task meta names; with
+		// neither, the progress is a request's still in flight (a tools/call's, TaskID "").
+		id := relatedTask(params)
+		if id == "" {
+			var tok string
+			if json.Unmarshal(n.Token, &tok) != nil {
+				tok = string(n.Token)
+			}
+			s.mu.Lock()
+			id = s.byToken[tok]
+			s.mu.Unlock()
+		}
+		s.e.emit(Event{Kind: KindProgress, TaskID: id, Server: s.name, Progress: n.Progress, Total: n.Total, Message: n.Message})
 	}
 }
 

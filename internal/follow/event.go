@@ -44,7 +44,9 @@ const (
 	// KindPushDown: the listen stream of Server dropped; its tasks are polled until it is back.
 	KindPushDown
 	// KindProgress: a notifications/progress (Progress, Total, Message). 2025-11-25 servers
-	// send real progress beside statusMessage (C25-PROG).
+	// send real progress beside statusMessage (C25-PROG), with the token of the tools/call
+	// that created the task (Target.ProgressToken) for the task's whole life; any server may
+	// send it on a tools/call's stream before the call answers, when TaskID is empty.
 	KindProgress
 	// KindNote: a remark for whoever watches (Message), such as a question no answer was
 	// given for being cancelled.

@@ -74,6 +74,18 @@ type PollErrorEvent struct {
 	Type      string `json:"type"` // "error"
 }
 
+// ProgressEvent is a notifications/progress: a task's, or (no taskId) the call's before it
+// answered. Total is absent when the server gave none. Like the progress lines, at most one
+// per task every ProgressEvery, besides the first and the one that reaches the total.
+type ProgressEvent struct {
+	Message  string   `json:"message,omitempty"`
+	Progress float64  `json:"progress"`
+	TaskID   string   `json:"taskId,omitempty"`
+	Time     string   `json:"time"`
+	Total    *float64 `json:"total,omitempty"`
+	Type     string   `json:"type"` // "progress"
+}
+
 // The documents of the commands that do not show a task.
 
 // Update is the --json output of update.

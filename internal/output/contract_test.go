@@ -17,6 +17,7 @@ var documented = map[string][]any{
 	"created": {Envelope{}}, "task": {Envelope{}}, "result": {Envelope{}}, "cancel": {Envelope{}},
 	"tools": {Envelope{}}, "list": {Envelope{}}, "watch": {Envelope{}}, "resume": {Envelope{}},
 	"status":         {StatusEvent{}},
+	"progress":       {ProgressEvent{}},
 	"input_required": {InputRequiredEvent{}, Envelope{}},
 	"error":          {Error{}, PollErrorEvent{}},
 	"update":         {Update{}}, "forget": {Forget{}}, "prune": {Prune{}}, "check": {Check{}},

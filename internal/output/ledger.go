@@ -29,6 +29,8 @@ type Listing struct {
 	Remote          []*rpc.Task
 	Server          string
 	Warnings        []string
+	// Style is how the text table writes each status (plain unless on a terminal).
+	Style StatusStyle
 }
 
 // Doc is the list document: the records, each saying when its status was seen ("seenAt",
@@ -71,11 +73,11 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 				return "\t" + termsafe.Line(r.Via)
 			}
 		}
-		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\tSTATUS\tAGE\tMESSAGE")
+		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\t"+l.Style.Head("STATUS")+"\tAGE\tMESSAGE")
 		for _, r := range recs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
 				termsafe.Line(r.TaskID), termsafe.Line(Truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				recordStatus(r, now)+seenAgo(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
+				l.Style.Cell(termsafe.Line(recordStatus(r, now)))+seenAgo(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
 		}
 	}
 	if l.WithRemote {
@@ -83,7 +85,7 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 			fmt.Fprintln(tw)
 		}
 		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(l.Server))
-		fmt.Fprintln(tw, "ID\tSTATUS\tAGE\tIN LEDGER\tMESSAGE")
+		fmt.Fprintln(tw, "ID\t"+l.Style.Head("STATUS")+"\tAGE\tIN LEDGER\tMESSAGE")
 		known := map[string]bool{}
 		for _, r := range l.Ledger {
 			known[r.TaskID] = true
@@ -93,7 +95,7 @@ func (l Listing) Text(w io.Writer, now time.Time) error {
 			if known[t.TaskID] {
 				in = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), t.Status, human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(Truncate(t.StatusMessage, 50)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), l.Style.Cell(termsafe.Line(string(t.Status))), human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(Truncate(t.StatusMessage, 50)))
 		}
 	}
 	return tw.Flush()

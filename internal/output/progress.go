@@ -38,7 +38,9 @@ type Progress struct {
 	now      func() time.Time
 	last     map[string]string
 	lastLine time.Time
-	groups   Groups
+	// progressAt is when each task's (or the call's, "") last progress line was written.
+	progressAt map[string]time.Time
+	groups     Groups
 	// red redacts each line: it is the job log, and a server may echo a credential into a
 	// status message.
 	red *redact.Redactor
@@ -63,6 +65,13 @@ func (p *Progress) Event(ev follow.Event) {
 		p.task(ev.Task, ev.Via)
 	case follow.KindPolled:
 		p.heartbeat(ev.Task)
+	case follow.KindProgress:
+		if p.progressDue(ev) {
+			p.emit(ProgressEvent{Type: "progress", TaskID: ev.TaskID, Progress: ev.Progress, Total: ev.Total, Message: ev.Message,
+				Time: p.now().UTC().Format(time.RFC3339Nano)})
+			msg, _ := remark(ev)
+			p.Note(cmp.Or(ev.TaskID, "-"), msg)
+		}
 	case follow.KindError:
 		if ev.Transient {
 			p.Note(ev.TaskID, fmt.Sprintf("poll failed (%v); retrying in %s", ev.Err, human.Duration(ev.RetryIn)))
@@ -76,6 +85,28 @@ func (p *Progress) Event(ev follow.Event) {
 			p.Note(cmp.Or(ev.TaskID, "-"), msg)
 		}
 	}
+}
+
+// ProgressEvery is the least time between two progress lines of one task (or call): a server
+// may send notifications/progress many times a second, and a log needs a line now and then.
+// The first and the last (progress reaching its total) are always written.
+const ProgressEvery = 2 * time.Second
+
+// progressDue reports whether ev, a progress event, gets a line, and notes the time if so.
+func (p *Progress) progressDue(ev follow.Event) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	last, seen := p.progressAt[ev.TaskID]
+	final := ev.Total != nil && ev.Progress >= *ev.Total
+	if seen && !final && now.Sub(last) < ProgressEvery {
+		return false
+	}
+	if p.progressAt == nil {
+		p.progressAt = map[string]time.Time{}
+	}
+	p.progressAt[ev.TaskID] = now
+	return true
 }
 
 // remark is the line for an event that only says something (false: no line).

@@ -65,10 +65,10 @@ func toolResult(w io.Writer, tr *rpc.ToolResult, doc *mdterm.Options) {
 	}
 }
 
-// Task writes the human form of one task.
-func Task(w io.Writer, t *rpc.Task, era rpc.Era, server string, now time.Time) {
+// Task writes the human form of one task, its status in style.
+func Task(w io.Writer, t *rpc.Task, era rpc.Era, server string, now time.Time, style StatusStyle) {
 	fmt.Fprintf(w, "Task:       %s\n", termsafe.Line(t.TaskID))
-	fmt.Fprintf(w, "Status:     %s\n", t.Status)
+	fmt.Fprintf(w, "Status:     %s\n", style.Cell(termsafe.Line(string(t.Status))))
 	if t.StatusMessage != "" {
 		fmt.Fprintf(w, "Message:    %s\n", termsafe.Line(t.StatusMessage))
 	}

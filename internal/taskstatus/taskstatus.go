@@ -1,8 +1,9 @@
 // Package taskstatus is the one place that says which task statuses are final. Every layer
 // needs the answer: the transport (rpc), the ledger (state), the engine, the proxy, the
-// checker and the views. The views may not import rpc (it talks to the network) nor state
-// (it touches files), so the words live here, in a package that imports nothing, and
-// rpc.TaskStatus.Terminal and state.Record.Terminal ask it.
+// checker and the views; and how each status looks to a person (Look). The views may not
+// import rpc (it talks to the network) nor state (it touches files), so the words live here,
+// in a package that imports nothing, and rpc.TaskStatus.Terminal and state.Record.Terminal
+// ask it.
 package taskstatus
 
 // The five statuses of both protocol generations (C25-TASKS §Task Status, EXT §Task Status).

@@ -142,7 +142,7 @@ func TestCancelNeedsConfirmation(t *testing.T) {
 	f := newFake()
 	tm := teatest.NewTestModel(t, New(f, f.feed, []string{"t"}, nil, Options{NoColor: true, DisableClock: true}))
 	f.send(Snapshot{TaskID: "t", Status: "working"})
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("[working]")) },
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("● working")) },
 		teatest.WithDuration(20*time.Second))
 	tm.Type("c")
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Cancel task t? (y/n)")) },

@@ -164,7 +164,7 @@ func TestFormEscGoesBack(t *testing.T) {
 	if open := m.pendingAll(m.tasks["t"]); len(open) != 1 || open[0].Key != "deploy" {
 		t.Errorf("after esc the question must still be open: %v", open)
 	}
-	if v := m.View().Content; !strings.Contains(v, "needs input") {
+	if v := m.View().Content; !strings.Contains(v, "input_required") {
 		t.Errorf("the task must still be waiting for input:\n%s", v)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcptask/mcptask/internal/taskstatus"
@@ -79,6 +80,8 @@ type Update struct {
 	// terminal status ("the server no longer knows this task", an error).
 	Done  bool
 	Ended string
+	// Progress is a notifications/progress about the task (MCP 2025-11-25, Progress).
+	Progress *Progress
 }
 
 // Over reports whether nothing more will happen to the task: it reached a terminal status or
@@ -158,11 +161,13 @@ type task struct {
 	interval time.Duration
 	source   string // why interval has its value: "server's", "default", "your --interval", or the backoff
 	answered map[string]bool
-	note     string // last action result shown to the user
-	via      string // how the latest update came: "poll" or "push"
-	done     bool   // the engine stopped following it
-	ended    string // why, when not a terminal status
-	ver      uint64 // bumped on every change, for the row cache
+	note     string         // last action result shown to the user
+	via      string         // how the latest update came: "poll" or "push"
+	done     bool           // the engine stopped following it
+	ended    string         // why, when not a terminal status
+	prog     *progressState // the latest notifications/progress, nil until one came
+	endedAt  time.Time      // when the view learnt that the task is over: its clocks stop there
+	ver      uint64         // bumped on every change, for the row cache
 }
 
 // feedMsg is one batch of updates from the Feed; an empty one says a second passed with
@@ -181,6 +186,7 @@ type chrome struct {
 	keys  keyMap
 	help  help.Model
 	rows  rowCache
+	bar   progress.Model // the detail view's progress bar
 	views atomic.Int64
 }
 
@@ -222,7 +228,7 @@ func New(ctl Controller, feed *Feed, ids []string, initial map[string]Snapshot, 
 		opts.StuckAfter = 10
 	}
 	m := Model{
-		chrome: &chrome{opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(), help: help.New()},
+		chrome: &chrome{opts: opts, st: newStyles(opts.NoColor), keys: defaultKeys(), help: help.New(), bar: newBar(opts.NoColor)},
 		ctl:    ctl, feed: feed, ids: ids, tasks: map[string]*task{}, width: 80, height: 24,
 		detail: len(ids) == 1,
 	}
@@ -237,6 +243,7 @@ func New(ctl Controller, feed *Feed, ids []string, initial map[string]Snapshot, 
 		}
 		if s, ok := initial[id]; ok {
 			m.apply(t, s, now)
+			t.markEnd(now)
 		}
 		m.tasks[id] = t
 	}
@@ -368,6 +375,14 @@ func (m *Model) update(u Update, now time.Time) {
 	if u.Note != "" {
 		t.note = u.Note
 	}
+	if p := u.Progress; p != nil && !t.finished() {
+		if t.prog == nil {
+			t.prog = &progressState{}
+			m.rows.progress = true
+		}
+		t.prog.Progress = Progress{Value: p.Value, Total: p.Total, Message: strings.Clone(p.Message)}
+		t.prog.n++
+	}
 	for _, k := range u.Answered {
 		t.answer(k)
 	}
@@ -378,6 +393,7 @@ func (m *Model) update(u Update, now time.Time) {
 		t.done, t.ended = true, u.Ended
 		t.nextPoll = time.Time{}
 	}
+	t.markEnd(now)
 	if (t.done || t.snap.Over()) && m.form != nil && m.form.id == t.id {
 		// Nothing can be answered any more; keeping the form would also keep the program
 		// from quitting.
@@ -392,6 +408,28 @@ func (t *task) answer(key string) {
 		t.answered = map[string]bool{}
 	}
 	t.answered[key] = true
+}
+
+// markEnd notes when the view learnt that t is over, the first time it is.
+func (t *task) markEnd(now time.Time) {
+	if t.endedAt.IsZero() && t.finished() {
+		t.endedAt = now
+	}
+}
+
+// clock is the time t's elapsed time, TTL and last update are counted to: now while it runs;
+// once it is over, its end, so that the frame left on the screen says how long it took and
+// what TTL it had then. The end is the server's lastUpdatedAt of the final status when that
+// is plausible (the poll that saw it may come an interval later), else when the view learnt it.
+func (t *task) clock(now time.Time) time.Time {
+	if t.endedAt.IsZero() {
+		return now
+	}
+	end := t.endedAt
+	if lu := t.snap.LastUpdatedAt; t.snap.Over() && !lu.IsZero() && lu.Before(end) && !lu.Before(t.snap.CreatedAt) {
+		end = lu
+	}
+	return end
 }
 
 // finished reports whether nothing more will be followed of t.

@@ -256,7 +256,7 @@ func (m ProxyModel) Render() string {
 	if len(rows) == 0 {
 		b.WriteString(m.st.dim.Render("no tasks yet: point a host at "+termsafe.Line(m.opts.Listen)) + "\n")
 	} else {
-		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s %-16s %-14s %-6s %-34s %s", "TASK", "TOOL", "STATUS", "AGE", "POLLED", "MESSAGE")) + "\n")
+		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s %-16s %-17s %-6s %-34s %s", "TASK", "TOOL", "STATUS", "AGE", "POLLED", "MESSAGE")) + "\n")
 		limit := len(rows)
 		if m.height > 0 {
 			limit = max(3, m.height-10-min(len(m.rules), 6))
@@ -321,7 +321,7 @@ func (m ProxyModel) rows() []string {
 			created = t.firstAt
 		}
 		status := m.st.badgeFor(t.ev.Status)
-		pad := 14 - ansi.StringWidth(status)
+		pad := 17 - ansi.StringWidth(status) // the column is 17 wide
 		msg := termsafe.Line(t.ev.Message)
 		if t.ev.Push {
 			msg += m.st.dim.Render(" (push)")

@@ -2,65 +2,83 @@ package tui
 
 import (
 	"charm.land/lipgloss/v2"
+
+	"github.com/mcptask/mcptask/internal/taskstatus"
 )
 
 // styles is the one place colours are chosen. With NoColor every style renders plain text, so
 // NO_COLOR, TERM=dumb and the golden files all get the same layout without escape codes.
+// A status's word, symbol and colour are taskstatus.Look's, shared with list and get.
 type styles struct {
 	title, label, dim, warn, err, selected, key lipgloss.Style
-	badge                                       map[string]lipgloss.Style
-	noColor                                     bool
+	// status holds each known status's label, rendered once in its colour; symbol its
+	// symbol alone.
+	status, symbol map[string]string
+	noColor        bool
 }
+
+// statuses are the statuses the view knows, "" (not seen yet) among them.
+var statuses = []string{"", taskstatus.Working, taskstatus.InputRequired, taskstatus.Completed,
+	taskstatus.Failed, taskstatus.Cancelled, taskstatus.Expired}
 
 func newStyles(noColor bool) styles {
+	st := styles{status: map[string]string{}, symbol: map[string]string{}, noColor: noColor}
 	if noColor {
 		plain := lipgloss.NewStyle()
-		b := map[string]lipgloss.Style{}
-		for _, s := range []string{"working", "input_required", "completed", "failed", "cancelled", "expired"} {
-			b[s] = plain
+		st.title, st.label, st.dim, st.warn, st.err, st.selected, st.key = plain, plain, plain, plain, plain, plain, plain
+		for _, s := range statuses {
+			st.status[s] = taskstatus.LookOf(s).Label()
+			st.symbol[s] = taskstatus.LookOf(s).Symbol
 		}
-		return styles{title: plain, label: plain, dim: plain, warn: plain, err: plain, selected: plain, key: plain, badge: b, noColor: true}
+		return st
 	}
-	badge := func(fg, bg string) lipgloss.Style {
-		return lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color(fg)).Background(lipgloss.Color(bg)).Padding(0, 1)
+	st.title = lipgloss.NewStyle().Bold(true)
+	st.label = lipgloss.NewStyle().Foreground(lipgloss.Color("#8A8A8A"))
+	st.dim = lipgloss.NewStyle().Foreground(lipgloss.Color("#6C6C6C"))
+	st.warn = lipgloss.NewStyle().Foreground(lipgloss.Color("#E5C07B"))
+	st.err = lipgloss.NewStyle().Foreground(lipgloss.Color("#E06C75"))
+	st.selected = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("#61AFEF"))
+	st.key = lipgloss.NewStyle().Foreground(lipgloss.Color("#61AFEF"))
+	for _, s := range statuses {
+		l := taskstatus.LookOf(s)
+		style := lipgloss.NewStyle().Bold(true).Foreground(lipgloss.ANSIColor(l.Color))
+		st.status[s], st.symbol[s] = style.Render(l.Label()), style.Render(l.Symbol)
 	}
-	return styles{
-		title:    lipgloss.NewStyle().Bold(true),
-		label:    lipgloss.NewStyle().Foreground(lipgloss.Color("#8A8A8A")),
-		dim:      lipgloss.NewStyle().Foreground(lipgloss.Color("#6C6C6C")),
-		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("#E5C07B")),
-		err:      lipgloss.NewStyle().Foreground(lipgloss.Color("#E06C75")),
-		selected: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("#61AFEF")),
-		key:      lipgloss.NewStyle().Foreground(lipgloss.Color("#61AFEF")),
-		badge: map[string]lipgloss.Style{
-			"working":        badge("#000000", "#61AFEF"),
-			"input_required": badge("#000000", "#E5C07B"),
-			"completed":      badge("#000000", "#98C379"),
-			"failed":         badge("#FFFFFF", "#E06C75"),
-			"cancelled":      badge("#000000", "#ABB2BF"),
-			"expired":        badge("#FFFFFF", "#5C6370"),
-		},
-	}
+	return st
 }
 
-// statusLabel is the short text of a badge.
+// statusLabel is a status's symbol and word, uncoloured: "✓ completed" (taskstatus.Look).
+// A status no spec defines came from a server, so it is made safe first.
 func statusLabel(s string) string {
-	switch s {
-	case "input_required":
-		return "needs input"
-	case "":
-		return "…"
+	if l, ok := plainLabels[s]; ok {
+		return l
 	}
-	return s
+	l := taskstatus.LookOf(s)
+	l.Word = safe(s)
+	return l.Label()
 }
 
+// plainLabels are the known statuses' labels, made once: a table builds one per row.
+var plainLabels = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range statuses {
+		m[s] = taskstatus.LookOf(s).Label()
+	}
+	return m
+}()
+
+// badgeFor is a status's label in its colour (plain with NoColor).
 func (st styles) badgeFor(status string) string {
-	s, ok := st.badge[status]
-	if !ok {
-		s = st.badge["working"]
+	if b, ok := st.status[status]; ok {
+		return b
 	}
-	if st.noColor {
-		return "[" + statusLabel(status) + "]"
+	return statusLabel(status)
+}
+
+// symbolFor is a status's symbol in its colour (plain with NoColor).
+func (st styles) symbolFor(status string) string {
+	if b, ok := st.symbol[status]; ok {
+		return b
 	}
-	return s.Render(statusLabel(status))
+	return taskstatus.LookOf(status).Symbol
 }

@@ -145,7 +145,7 @@ func TestTableGolden(t *testing.T) {
 			}
 		}
 		golden(t, fmt.Sprintf("table-%d", width), content)
-		if width >= 80 && !strings.Contains(content, "2 working, 1 needs input, 1 done, 1 failed") {
+		if width >= 80 && !strings.Contains(content, "2 ● working  1 ? input_required  1 ✓ completed  1 ✗ failed") {
 			t.Errorf("%d columns: summary line missing:\n%s", width, content)
 		}
 	}
@@ -226,7 +226,7 @@ func TestRowCache(t *testing.T) {
 	m = batch(m, Update{TaskID: "task-0003", Snap: Snapshot{TaskID: "task-0003", Status: "working", StatusMessage: "step 2", CreatedAt: t0}})
 	m = batch(m, Update{TaskID: "task-0900", Snap: Snapshot{TaskID: "task-0900", Status: "completed", CreatedAt: t0}}) // off screen
 	c := m.View().Content
-	if n := builds(); n != 1 || !strings.Contains(c, "step 2") || !strings.Contains(c, "1 done") {
+	if n := builds(); n != 1 || !strings.Contains(c, "step 2") || !strings.Contains(c, "1 ✓ completed") {
 		t.Errorf("one visible task changed: %d rows rebuilt\n%s", n, c)
 	}
 	m, _ = update(m, tea.KeyPressMsg{Code: tea.KeyDown})

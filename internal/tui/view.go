@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/mcptask/mcptask/internal/human"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
@@ -23,6 +24,10 @@ func (m Model) View() tea.View {
 
 func (m Model) render() string {
 	var b strings.Builder
+	// table is the table's part of the frame, which fits the width already: each of its lines
+	// is clipped as it is made, and measuring a thousand cached rows again every frame would
+	// cost more than drawing them.
+	table := ""
 	switch {
 	case m.form != nil:
 		b.WriteString(m.form.view(m.width))
@@ -31,9 +36,13 @@ func (m Model) render() string {
 			b.WriteString(m.renderDetail(t))
 		}
 	default:
-		b.WriteString(m.renderTable())
+		table = m.renderTable()
 	}
 	b.WriteString("\n")
+	if m.done {
+		// The last frame stays on the screen: no question, no keys that no longer work.
+		return table + fitWidth(b.String(), m.width)
+	}
 	if m.confirm {
 		if t := m.selected(); t != nil {
 			b.WriteString(m.st.warn.Render(fmt.Sprintf("Cancel task %s? (y/n)", clip(safe(t.id), 40))) + "\n")
@@ -44,7 +53,7 @@ func (m Model) render() string {
 	} else if m.form == nil {
 		b.WriteString(m.shortHelpLine() + "\n")
 	}
-	return fitWidth(b.String(), m.width)
+	return table + fitWidth(b.String(), m.width)
 }
 
 // fitWidth cuts every line of a frame to the terminal's width, so that nothing wraps on a
@@ -196,7 +205,8 @@ func (m Model) renderDetail(t *task) string {
 		}
 		b.WriteString(st.key.Render("press i to answer") + "\n")
 	}
-	if s.Over() && s.Result != "" {
+	if s.Over() && s.Result != "" && !m.done {
+		// Once the view ends the result is printed after it, in full: not twice.
 		b.WriteString("\n" + st.label.Render("result") + "\n" + clip(safe(s.Result), m.width*3) + "\n")
 	}
 	m.detailHistory(&b, t, now)
@@ -221,14 +231,19 @@ func (m Model) detailHeader(b *strings.Builder, t *task) {
 	}
 	b.WriteString("\n")
 	msg := safe(s.StatusMessage)
-	b.WriteString(st.badgeFor(statusOf(t)) + " " + clip(msg, max(m.width-16, 10)) + "\n\n")
+	b.WriteString(st.badgeFor(statusOf(t)) + "  " + clip(msg, max(m.width-18, 10)) + "\n\n")
 }
 
 // detailRows writes the labelled rows of the detail view: times, polling and TTL.
 func (m Model) detailRows(b *strings.Builder, t *task, now time.Time) {
 	s := t.snap
+	live := now
+	now = t.clock(now) // frozen at the task's end
 	row := func(label, value string) {
 		b.WriteString(m.st.label.Render(fmt.Sprintf("%-12s", label)) + clip(value, max(m.width-12, 10)) + "\n")
+	}
+	if t.prog != nil && !t.finished() {
+		row("progress", m.progressLine(t.prog, live, m.width-12))
 	}
 	if !s.CreatedAt.IsZero() {
 		row("elapsed", human.Duration(now.Sub(s.CreatedAt)))
@@ -274,11 +289,14 @@ func (m Model) detailHistory(b *strings.Builder, t *task, now time.Time) {
 	}
 	for i := start; i < len(t.history); i++ {
 		h := t.history[i]
-		end := now
-		if i+1 < len(t.history) {
-			end = t.history[i+1].At
-		}
-		line := fmt.Sprintf("  %s  %-14s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), human.Duration(end.Sub(h.At)), safe(h.Message))
+		spent := ""
+		switch {
+		case i+1 < len(t.history):
+			spent = human.Duration(t.history[i+1].At.Sub(h.At))
+		case !taskstatus.Over(h.Status):
+			spent = human.Duration(t.clock(now).Sub(h.At))
+		} // a final status is not spent in: it stays
+		line := fmt.Sprintf("  %s  %-16s %7s  %s", h.At.Format("15:04:05"), statusLabel(h.Status), spent, safe(h.Message))
 		b.WriteString(clip(line, m.width) + "\n")
 	}
 }
@@ -295,23 +313,27 @@ const minMessage = 16
 // tableColumns fits the columns to the terminal, the message taking what is left. The whole
 // task id is shown when everything fits beside it (it is what people copy), else its shortest
 // unique prefix (which every command accepts as the id). On narrow terminals the server, tool,
-// age and next-poll columns are dropped in that order so a row never wraps; with tasks of more
-// than one server the server column is narrowed but never dropped, since a row would not say
-// where its task runs otherwise. Every column is at least as wide as its title, and cells are
-// one space apart, so that the headers never run together.
-func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) {
+// age, next-poll and progress columns are dropped in that order so a row never wraps; with
+// tasks of more than one server the server column is narrowed but never dropped, since a row
+// would not say where its task runs otherwise. The progress column is there once some task
+// reported progress. Every column is at least as wide as its title, and cells are one space
+// apart, so that the headers never run together.
+func (m Model) tableColumns() (id, status, tool, server, age, next, prog, msg column) {
 	ids := m.idLayout()
 	servers, serverW := m.servers()
-	id, status, tool = column{"ID", ids.full}, column{"STATUS", 12}, column{"TOOL", 14}
+	id, status, tool = column{"ID", ids.full}, column{"STATUS", 16}, column{"TOOL", 14}
 	server = column{"SERVER", min(max(serverW, len("SERVER")), 32)}
-	age, next, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"MESSAGE", 0}
+	age, next, prog, msg = column{"AGE", 6}, column{"NEXT POLL", 9}, column{"PROGRESS", 0}, column{"MESSAGE", 0}
 	multi := m.opts.Server == "" && servers > 1
 	if m.opts.Server != "" {
 		server.width = 0 // named once above the table instead
 	}
+	if m.rows.progress {
+		prog.width = 9 // "██░░ 100%": only once some task reports progress
+	}
 	used := func() int {
 		n := 2 // the cursor mark
-		for _, c := range []column{id, status, tool, server, age, next} {
+		for _, c := range []column{id, status, tool, server, age, next, prog} {
 			if c.width > 0 {
 				n += c.width + 1
 			}
@@ -328,7 +350,7 @@ func (m Model) tableColumns() (id, status, tool, server, age, next, msg column) 
 		id.width = ids.short
 	}
 	narrowServer(20)
-	drops := []*column{&tool, &age, &next}
+	drops := []*column{&tool, &age, &next, &prog}
 	if !multi {
 		drops = append([]*column{&server}, drops...)
 	}
@@ -448,8 +470,8 @@ func (m Model) renderTable() string {
 	st := m.st
 	var b strings.Builder
 	w := m.width
-	idC, statusC, toolC, serverC, ageC, nextC, msgC := m.tableColumns()
-	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, msgC}
+	idC, statusC, toolC, serverC, ageC, nextC, progC, msgC := m.tableColumns()
+	cols := []column{idC, statusC, toolC, serverC, ageC, nextC, progC, msgC}
 	row := &rowFormatter{cols: cols, w: w}
 	if m.opts.Server != "" {
 		b.WriteString(st.dim.Render(clip(safe(m.opts.Server), w)) + "\n")
@@ -464,9 +486,11 @@ func (m Model) renderTable() string {
 		line := fmt.Sprintf("/%s%s  %d of %d", termsafe.Line(m.filter), typing, len(shown), len(m.ids))
 		b.WriteString(st.key.Render(clip(line, w)) + "\n")
 	}
+	// A new layout (a resize, the progress column appearing, a server's label) empties the
+	// cache, the header with it, before the header is drawn.
 	m.rows.reset(fmt.Sprint(w, cols, m.rows.serverStamp))
 	if m.rows.header == "" {
-		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, msgC.title))
+		m.rows.header = st.label.Render(row.format("  ", idC.title, statusC.title, toolC.title, serverC.title, ageC.title, nextC.title, progC.title, msgC.title))
 	}
 	b.WriteString(m.rows.header + "\n")
 	counts := m.tally()
@@ -483,7 +507,7 @@ func (m Model) renderTable() string {
 	if hi < len(shown) {
 		b.WriteString(st.dim.Render(fmt.Sprintf("  ↓ %d more", len(shown)-hi)) + "\n")
 	}
-	b.WriteString("\n" + clip(tallyLine(counts), w) + "\n")
+	b.WriteString("\n" + m.tallyLine(counts, w) + "\n")
 	return b.String()
 }
 
@@ -494,6 +518,13 @@ type rowFormatter struct {
 	cols []column
 	w    int
 	line strings.Builder
+	// paint, when set, is written instead of column paintCol's value when that fits whole: the
+	// value in colour, measured by its plain text (escapes would take the slow path of clipN).
+	paint    string
+	paintCol int
+	// knownW, when above 0, is the display width of column knownCol's value, which is then
+	// not measured again (the progress cell: block characters, not ASCII).
+	knownW, knownCol int
 }
 
 // format lays out one row: mark, then vals in the columns.
@@ -506,7 +537,16 @@ func (f *rowFormatter) format(mark string, vals ...string) string {
 		if c.width <= 0 {
 			continue
 		}
-		v, vw := clipN(vals[i], c.width)
+		var v string
+		var vw int
+		if i == f.knownCol && f.knownW > 0 && f.knownW <= c.width {
+			v, vw = vals[i], f.knownW
+		} else {
+			v, vw = clipN(vals[i], c.width)
+		}
+		if i == f.paintCol && f.paint != "" && len(v) == len(vals[i]) {
+			v = f.paint
+		}
 		line.WriteString(v)
 		for range c.width - vw + 1 {
 			line.WriteByte(' ')
@@ -582,7 +622,18 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 		if sel {
 			mark = "> "
 		}
-		line := row.format(mark, m.idCell(id, row.cols[0].width), statusLabel(statusOf(t)), safe(s.Tool), m.serverCell(s.Server, row.cols[3].width), age, next, c.msg)
+		// The status cell is in its colour, but on the selected row, which is one colour.
+		row.paint, row.paintCol = "", 1
+		if !sel && !m.st.noColor {
+			row.paint = m.st.badgeFor(statusOf(t))
+		}
+		prog := ""
+		row.knownW, row.knownCol = 0, 6
+		if t.prog != nil && !t.finished() {
+			prog, row.knownW = miniBar(t.prog, now)
+		}
+		line := row.format(mark, m.idCell(id, row.cols[0].width), statusLabel(statusOf(t)), safe(s.Tool), m.serverCell(s.Server, row.cols[3].width), age, next, prog, c.msg)
+		row.paint, row.knownW = "", 0
 		m.rows.builds++
 		if sel {
 			line = m.st.selected.Render(line)
@@ -597,7 +648,7 @@ func (m Model) tableRow(i int, now time.Time, row *rowFormatter) string {
 // rowTimes are the age and next-poll cells of t's row.
 func rowTimes(t *task, now time.Time) (age, next string) {
 	if !t.snap.CreatedAt.IsZero() {
-		age = human.Duration(now.Sub(t.snap.CreatedAt))
+		age = human.Duration(t.clock(now).Sub(t.snap.CreatedAt)) // a finished task's stops
 	}
 	switch {
 	case t.finished():
@@ -611,21 +662,35 @@ func rowTimes(t *task, now time.Time) (age, next string) {
 	return age, next
 }
 
-// tallyLine is the summary below the table: how many tasks are in each status.
-func tallyLine(counts [tallyKinds]int) string {
+// tallyLine is the summary below the table: how many tasks are in each status, each status
+// in the words, symbols and colours of the rows; on a terminal too narrow for the words, in
+// the symbols alone, so that no count is cut off.
+func (m Model) tallyLine(counts [tallyKinds]int, w int) string {
+	if line := m.tally1(counts, true); ansi.StringWidth(line) <= w {
+		return line
+	}
+	return clip(m.tally1(counts, false), w)
+}
+
+func (m Model) tally1(counts [tallyKinds]int, words bool) string {
 	var parts []string
-	add := func(n int, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+	add := func(n int, status string) {
+		if n <= 0 {
+			return
+		}
+		if words {
+			parts = append(parts, fmt.Sprintf("%d %s", n, m.st.badgeFor(status)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", n, m.st.symbolFor(status)))
 		}
 	}
-	add(counts[tallyWorking], "working")
-	add(counts[tallyInput], "needs input")
-	add(counts[tallyCompleted], "done")
-	add(counts[tallyFailed], "failed")
-	add(counts[tallyCancelled], "cancelled")
-	add(counts[tallyExpired], "expired")
-	return strings.Join(parts, ", ")
+	add(counts[tallyWorking], taskstatus.Working)
+	add(counts[tallyInput], taskstatus.InputRequired)
+	add(counts[tallyCompleted], taskstatus.Completed)
+	add(counts[tallyFailed], taskstatus.Failed)
+	add(counts[tallyCancelled], taskstatus.Cancelled)
+	add(counts[tallyExpired], taskstatus.Expired)
+	return strings.Join(parts, "  ")
 }
 
 // ceilSecond rounds a countdown up to whole seconds: the table's next-poll column moves once a
@@ -669,6 +734,8 @@ type rowCache struct {
 	serverLabel              map[string]string
 	serverCount, serverStamp uint64
 	serversCounted           bool
+	// progress is set once some task reported progress: the table gains its column.
+	progress bool
 }
 
 // The summary line's tallies.

@@ -49,6 +49,11 @@ func (v Sink) Event(ev follow.Event) {
 			return
 		}
 		u.Note = ev.Message
+	case follow.KindProgress:
+		if ev.TaskID == "" {
+			return // a call's, before there is a task (cmd's call spinner shows it)
+		}
+		u.Progress = Progress(ev)
 	case follow.KindResult:
 		o := ev.Outcome
 		u.Done, u.NextPoll, u.Interval = true, time.Time{}, 0
@@ -72,6 +77,15 @@ func (v Sink) Event(ev follow.Event) {
 		return
 	}
 	v.Feed.Send(u)
+}
+
+// Progress converts a KindProgress event for the view.
+func Progress(ev follow.Event) *tui.Progress {
+	p := &tui.Progress{Value: ev.Progress, Message: ev.Message}
+	if ev.Total != nil {
+		p.Total = *ev.Total
+	}
+	return p
 }
 
 // Snapshot converts a task, as event ev saw it, for the view.

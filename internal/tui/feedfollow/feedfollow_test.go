@@ -42,3 +42,16 @@ func TestInputsOrder(t *testing.T) {
 		t.Errorf("second = %+v", in[1])
 	}
 }
+
+// TestProgress: a progress event becomes the view's Progress; without a total its Total is 0,
+// for which the view draws a spinner and the count instead of a bar.
+func TestProgress(t *testing.T) {
+	five := 5.0
+	p := Progress(follow.Event{Kind: follow.KindProgress, TaskID: "t", Progress: 2, Total: &five, Message: "two"})
+	if p.Value != 2 || p.Total != 5 || p.Message != "two" {
+		t.Errorf("with a total: %+v", p)
+	}
+	if p := Progress(follow.Event{Kind: follow.KindProgress, TaskID: "t", Progress: 7}); p.Total != 0 || p.Value != 7 {
+		t.Errorf("without a total: %+v", p)
+	}
+}
