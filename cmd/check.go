@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcptask/mcptask/internal/check"
 	"github.com/mcptask/mcptask/internal/output"
 	"github.com/mcptask/mcptask/internal/rpc"
+	"github.com/mcptask/mcptask/internal/taskstatus"
 	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/mcptask/mcptask/internal/toolargs"
 	"github.com/spf13/cobra"
@@ -235,12 +237,12 @@ func (opts *CheckOptions) view() output.CheckView {
 	return v
 }
 
-// checkPaint colours a status in the status colours of mcptask's views (internal/tui's
-// completed, input_required and failed colours; the one place check picks them, to repoint at
-// the shared status vocabulary once there is one).
+// checkPaint colours a verdict in the status colours of the rest of mcptask
+// (taskstatus.LookOf): a pass as completed, a warning as input_required, a failure as failed,
+// a rule not judged as expired.
 func checkPaint(st check.Status, s string) string {
-	colour := map[check.Status]string{check.Pass: "#98C379", check.Warn: "#E5C07B", check.Fail: "#E06C75", check.Skip: "#8A8A8A"}[st]
-	style := lipgloss.NewStyle().Foreground(lipgloss.Color(colour))
+	status := map[check.Status]string{check.Pass: taskstatus.Completed, check.Warn: taskstatus.InputRequired, check.Fail: taskstatus.Failed, check.Skip: taskstatus.Expired}[st]
+	style := lipgloss.NewStyle().Foreground(lipgloss.Color(strconv.Itoa(int(taskstatus.LookOf(status).Color))))
 	if st == check.Fail {
 		style = style.Bold(true)
 	}
