@@ -384,3 +384,67 @@ func TestTrustListIsNeverTheProjects(t *testing.T) {
 		t.Fatalf("a forged trust list was believed")
 	}
 }
+
+// TestPlantedURLRecordGetsNoLogin plays a planted ledger record that names only a URL (so it
+// resumes unsigned) whose server answers 401 naming the real issuer of the user's own
+// pre-registered client and another resource's scope (planted-record-oauth). With the job's
+// client credentials in the environment, no command that reaches the record (resume, get,
+// result, cancel, update, watch) may post the client secret, run a grant or a browser login,
+// or send the attacker a token: each exits 7 naming `mcptask auth login` as the way to trust
+// it. The user's own record of the same issuer's server still logs in.
+func TestPlantedURLRecordGetsNoLogin(t *testing.T) {
+	real := newOAuthServer(t)
+	realIssuer := strings.TrimSuffix(real.URL, "/mcp")
+	secret := real.preRegister("mcptask-ci", false)
+	evil := hostile.Start(t, "planted-record-oauth", demo.Options{})
+	evil.Set("issuer", realIssuer)
+	env := withEnv(authTestEnv(t), "MCPTASK_TEST_CLIENT_SECRET", secret)
+	env = withEnv(env, "MCPTASK_GRANT", "client-credentials")
+	env = withEnv(env, "MCPTASK_CLIENT_ID", "mcptask-ci")
+	env = withEnv(env, "MCPTASK_CLIENT_SECRET_ENV", "MCPTASK_TEST_CLIENT_SECRET")
+	env = withEnv(env, "MCPTASK_ISSUER", realIssuer)
+	path := testLedger(t)
+	plantRecord(t, path, state.Record{TaskID: "planted-url", Server: state.Server{URL: evil.URL}})
+
+	for _, args := range [][]string{
+		{"resume", "--json", "--timeout", "20s"},
+		{"get", "planted-url"}, {"result", "planted-url"}, {"cancel", "planted-url"},
+		{"update", "planted-url", "--answer", `k={"a":"b"}`}, {"watch", "planted-url", "--timeout", "20s"},
+	} {
+		r := runCLI(t, t.Context(), env, args...)
+		if r.Code == ExitOK || strings.Contains(r.Stdout+r.Stderr, secret) {
+			t.Errorf("%v: exit %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+		if args[0] != "update" && !strings.Contains(r.Stdout+r.Stderr, "mcptask auth login --server") {
+			t.Errorf("%v: the message must name the way to trust the server:\n%s%s", args, r.Stdout, r.Stderr)
+		}
+	}
+	if tr := real.traffic(); len(tr.GrantTypes) != 0 || len(tr.Authorizations) != 0 || len(tr.Registrations) != 0 {
+		t.Fatalf("the real issuer was asked for a token for the planted record: %+v", tr)
+	}
+	n := 0
+	for _, q := range evil.Requests() {
+		if q.Path == "/mcp" {
+			n++
+		}
+		if q.Header.Get("Authorization") != "" {
+			t.Fatalf("the planted record's server received %s", q.Header.Get("Authorization"))
+		}
+	}
+	if n == 0 {
+		t.Fatal("the planted server was never asked: the test proves nothing")
+	}
+
+	// The user's own record, of a login at the same issuer, still resumes with OAuth: signed,
+	// it refreshes with the client's secret at its issuer.
+	own := withEnv(env, "MCPTASK_GRANT", "")
+	r := runCLI(t, t.Context(), own, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", real.URL)
+	mustCode(t, r, ExitOK, "the user's own call")
+	id := strings.TrimSpace(r.Stdout)
+	real.expireAccessTokens()
+	r = runCLI(t, t.Context(), own, "get", id, "--login", "never")
+	mustCode(t, r, ExitOK, "get of the user's own OAuth record")
+	if n, _ := real.stats(); n != 1 {
+		t.Fatalf("%d refreshes for the user's own record, want 1", n)
+	}
+}
