@@ -44,6 +44,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "proxy":
 		os.Exit(runTestProxy())
+	case "tagger":
+		os.Exit(runTagger(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }
