@@ -19,8 +19,9 @@ import (
 // ListOptions are the inputs of `mcptask list`.
 type ListOptions struct {
 	f      *Factory
-	All    bool
-	Remote bool
+	All     bool
+	Remote  bool
+	Timeout time.Duration
 }
 
 // NewCmdList returns `mcptask list`.
@@ -51,6 +52,7 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 	}
 	c.Flags().BoolVarP(&opts.All, "all", "a", false, "include finished and expired tasks")
 	c.Flags().BoolVar(&opts.Remote, "remote", false, "also show the server's own tasks/list (2025-11-25 servers that declare tasks.list)")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --remote, give up after this long (exit 124)")
 	return c
 }
 
@@ -69,7 +71,16 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	}
 	if opts.Remote {
 		var ref ServerRef
-		if l.Remote, ref, err = listRemote(ctx, f, file.Tasks, now); err != nil {
+		// --timeout bounds the whole conversation with the server: connecting and every page.
+		rctx, cancel := withDeadline(ctx, f.deadline(opts.Timeout))
+		defer cancel()
+		var cut *follow.ListCut
+		l.Remote, ref, err = listRemote(rctx, f, file.Tasks, now)
+		if errors.As(err, &cut) {
+			f.warnf("%v; the tasks fetched until then are shown", cut)
+			err = nil
+		}
+		if err != nil {
 			return err
 		}
 		l.Server = ref.String()
