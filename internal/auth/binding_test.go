@@ -115,3 +115,26 @@ func bearerChallenge(t *testing.T, srv *machineServer) Challenge {
 	}
 	return ch
 }
+
+// TestAuthorizationURLReachesNoTerminalRaw: an authorization server whose
+// authorization_endpoint holds a bidirectional override and C1 controls (an OSC introducer
+// among them) has the URL printed with those bytes percent-encoded, in --browser print and
+// open alike, and the issuer shown beside it cleaned.
+func TestAuthorizationURLReachesNoTerminalRaw(t *testing.T) {
+	const evil = "https://as.example/authorize\u202egnp.exe\u009d0;pwned\u009c\u0085"
+	for _, browser := range []string{BrowserPrint, BrowserOpen} {
+		var out strings.Builder
+		env := &Env{Stderr: &out, OpenBrowser: func(string) error { return nil }}
+		s := NewSession(Config{ServerURL: "https://mcp.example/mcp", Browser: browser}, env)
+		results := make(chan callbackResult, 1)
+		results <- callbackResult{}
+		d := &Discovery{Issuer: "https://as.example\u202e"}
+		if _, err := s.awaitCallback(t.Context(), d, evil+"?state=x", "", results); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		if strings.ContainsAny(got, "\u202e\u009d\u009c\u0085") || !strings.Contains(got, "https://as.example/authorize%E2%80%AEgnp.exe%C2%9D0;pwned%C2%9C%C2%85?state=x") {
+			t.Errorf("--browser %s printed %q", browser, got)
+		}
+	}
+}
