@@ -448,3 +448,22 @@ func TestPlantedURLRecordGetsNoLogin(t *testing.T) {
 		t.Fatalf("%d refreshes for the user's own record, want 1", n)
 	}
 }
+
+// TestPrintConfigNeedsTrust: `proxy --print-config NAME` of a planted project entry is
+// refused until the entry is trusted, like every other use of it (exit 2, nothing on stdout);
+// once trusted, the notes it prints about the entry's URL reach stderr through termsafe.
+func TestPrintConfigNeedsTrust(t *testing.T) {
+	entry := map[string]any{"url": "http://127.0.0.1:1/mcp\u202e\x1b]0;pwned\x07", "headers": map[string]string{"X-Api-Key": "k"}}
+	checkout(t, map[string]any{".mcp.json": map[string]any{"mcpServers": map[string]any{"helper": entry}}})
+	r := runCLI(t, t.Context(), nil, "proxy", "--print-config", "helper", "--host-stdio")
+	if r.Code != ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, "mcptask servers trust helper") {
+		t.Fatalf("--print-config of an untrusted project entry: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r = runCLI(t, t.Context(), nil, "servers", "trust", "helper"); r.Code != ExitOK {
+		t.Fatalf("servers trust: %d %s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, t.Context(), nil, "proxy", "--print-config", "helper", "--host-stdio")
+	if r.Code != ExitOK || !strings.Contains(r.Stderr, "headers") || strings.ContainsAny(r.Stderr, "\u202e\x1b\x07") {
+		t.Fatalf("--print-config of a trusted entry: %d %q", r.Code, r.Stderr)
+	}
+}
