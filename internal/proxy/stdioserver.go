@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
@@ -31,6 +32,12 @@ type StdioBackendOptions struct {
 	Env  []string
 	// MaxSessions bounds the server processes started for 2025-11-25 sessions (64).
 	MaxSessions int
+	// SessionIdle is how long a 2025-11-25 session may go without a request, a request in
+	// flight or an open GET stream before its process is ended to make room for a new one
+	// (10 min): hosts that initialize and vanish cannot hold every place for good.
+	SessionIdle time.Duration
+	// Now is the clock (time.Now).
+	Now func() time.Time
 }
 
 // StdioBackend serves stdio servers over Streamable HTTP.
@@ -49,6 +56,12 @@ func NewStdioBackend(o StdioBackendOptions) *StdioBackend {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 64
 	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 10 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &StdioBackend{o: o, sessions: map[string]*backendSession{}}
 }
 
@@ -57,6 +70,11 @@ type backendSession struct {
 	b  *StdioBackend
 	id string
 	t  *rpc.StdioTransport
+
+	// active counts the requests in flight and the open GET stream; used is when the last
+	// one began or ended. Both are guarded by b.mu.
+	active int
+	used   time.Time
 
 	mu sync.Mutex
 	// streams are the open event streams: the answers of the host's requests in flight, and
@@ -208,8 +226,12 @@ func (b *StdioBackend) session(w http.ResponseWriter, r *http.Request, m *rpc.Me
 			http.Error(w, "unknown or ended session", http.StatusNotFound)
 			return nil, false
 		}
+		s.used = b.o.Now()
 		return s, true
 	case m.Method == "initialize":
+		if len(b.sessions) >= b.o.MaxSessions {
+			b.expireLocked()
+		}
 		if len(b.sessions) >= b.o.MaxSessions {
 			http.Error(w, "too many sessions: end one (DELETE) or restart the proxy", http.StatusServiceUnavailable)
 			return nil, false
@@ -219,6 +241,7 @@ func (b *StdioBackend) session(w http.ResponseWriter, r *http.Request, m *rpc.Me
 			http.Error(w, "the stdio server could not be started: "+err.Error(), http.StatusBadGateway)
 			return nil, false
 		}
+		s.used = b.o.Now()
 		b.sessions[s.id] = s
 		return s, true
 	}
@@ -239,6 +262,32 @@ func (b *StdioBackend) session(w http.ResponseWriter, r *http.Request, m *rpc.Me
 	return s, true
 }
 
+// expireLocked ends the 2025-11-25 sessions idle for SessionIdle; b.mu is held. A later request
+// of such a session gets 404, which tells its host to initialize again (C25-TRANS §Session
+// Management).
+func (b *StdioBackend) expireLocked() {
+	now := b.o.Now()
+	for id, s := range b.sessions {
+		if s.active == 0 && now.Sub(s.used) >= b.o.SessionIdle {
+			delete(b.sessions, id)
+			go func() { _ = s.t.Close() }()
+		}
+	}
+}
+
+// busy marks s in use until the returned function is called.
+func (b *StdioBackend) busy(s *backendSession) func() {
+	b.mu.Lock()
+	s.active++
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		s.active--
+		s.used = b.o.Now()
+		b.mu.Unlock()
+	}
+}
+
 func (b *StdioBackend) post(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxInspect+1))
 	if err != nil || len(body) > DefaultMaxInspect {
@@ -254,6 +303,7 @@ func (b *StdioBackend) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	defer b.busy(s)()
 	switch {
 	case m.IsRequest():
 		s.request(w, r, m)
@@ -363,6 +413,7 @@ func (b *StdioBackend) getStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a GET stream needs a session", http.StatusMethodNotAllowed)
 		return
 	}
+	defer b.busy(s)()
 	st := &backendStream{w: w, ctx: r.Context(), started: true}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -240,5 +241,62 @@ func TestStdioBackendKeepsHostsApart(t *testing.T) {
 		if len(got) == 0 || got[len(got)-1] != "result "+h {
 			t.Errorf("host %s: %q, want its own result last", h, got)
 		}
+	}
+}
+
+// TestStdioBackendExpiresIdleSessions: hosts that initialize every place (MaxSessions) and
+// vanish lock no one out for good: once they have been idle for SessionIdle, the next
+// initialize ends them and gets a session of its own, and their ids then answer 404.
+func TestStdioBackendExpiresIdleSessions(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	b := NewStdioBackend(StdioBackendOptions{Argv: []string{os.Args[0]}, Env: []string{"PROXY_TEST_ROLE=demo", quickExit},
+		MaxSessions: 2, SessionIdle: time.Minute, Now: clock})
+	t.Cleanup(b.Close)
+	hs := httptest.NewServer(b)
+	t.Cleanup(hs.Close)
+	post := func(sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
+	var sids []string
+	for range 2 {
+		sids = append(sids, post("", init).Header.Get("Mcp-Session-Id"))
+	}
+	if r := post("", init); r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a third session before any expired: %d, want 503", r.StatusCode)
+	}
+	mu.Lock()
+	now = now.Add(30 * time.Second)
+	mu.Unlock()
+	// One of the two is still in use: it stays when the others expire.
+	if r := post(sids[1], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusOK {
+		t.Fatalf("ping: %d", r.StatusCode)
+	}
+	mu.Lock()
+	now = now.Add(45 * time.Second)
+	mu.Unlock()
+	r := post("", init)
+	if r.StatusCode != http.StatusOK || r.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize after the idle one expired: %d", r.StatusCode)
+	}
+	if r := post(sids[0], `{"jsonrpc":"2.0","id":3,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("the expired session: %d, want 404", r.StatusCode)
+	}
+	if r := post(sids[1], `{"jsonrpc":"2.0","id":4,"method":"ping"}`); r.StatusCode != http.StatusOK {
+		t.Fatalf("the session in use was ended: %d", r.StatusCode)
 	}
 }
