@@ -170,12 +170,31 @@ func Header(name string) bool {
 			return true
 		}
 	}
+	return headerByWord(l)
+}
+
+// headerByWord reports whether a word of the lower-case header name l is a credential word.
+func headerByWord(l string) bool {
 	for _, part := range strings.FieldsFunc(l, func(r rune) bool { return r == '-' || r == '_' }) {
 		if headerParts[part] {
 			return true
 		}
 	}
 	return false
+}
+
+// headerByWordOnly reports whether name is a credential header only by the word rule.
+func headerByWordOnly(name string) bool {
+	l := strings.ToLower(strings.TrimSpace(name))
+	if secretHeaders[l] {
+		return false
+	}
+	for _, w := range headerWords {
+		if strings.Contains(l, w) {
+			return false
+		}
+	}
+	return headerByWord(l)
 }
 
 // Redactor hides credentials in what one run writes down. Beyond the names every Redactor
@@ -267,6 +286,11 @@ func (r *Redactor) isSecretHeader(name string) bool {
 	if Header(name) {
 		return true
 	}
+	return r.userHeader(name)
+}
+
+// userHeader reports whether name is one of the headers the user passed.
+func (r *Redactor) userHeader(name string) bool {
 	if r == nil {
 		return false
 	}

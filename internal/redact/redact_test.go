@@ -430,3 +430,21 @@ func FuzzCredentialNames(f *testing.F) {
 		}
 	})
 }
+
+// TestTextKeepsProseWords: the short credential names and header words count in JSON
+// bodies and real headers, but free text keeps mcptask's own words ("KEY=JSON" in a hint, a
+// task id ending in -bearer before a colon), while an X- header line quoted in an error is
+// still hidden.
+func TestTextKeepsProseWords(t *testing.T) {
+	for _, s := range []string{"answer with 'mcptask update ID --answer KEY=JSON'", "task planted-bearer: its record was not written", "auth=none"} {
+		if got := Text(s); got != s {
+			t.Errorf("Text(%q) = %q", s, got)
+		}
+	}
+	if got := Text("X-Upstream-Auth: s3cr3t-upstream"); strings.Contains(got, "s3cr3t") {
+		t.Errorf("an X- header line kept its value: %q", got)
+	}
+	if got := string(JSON([]byte(`{"key":"s3cr3t-k","auth":"s3cr3t-a"}`))); strings.Contains(got, "s3cr3t") {
+		t.Errorf("JSON kept %s", got)
+	}
+}
