@@ -304,6 +304,10 @@ func TestProjectConfigNeedsTrust(t *testing.T) {
 	if r = runCLI(t, t.Context(), env, "servers", "trust", "helper"); r.Code != ExitOK || !strings.Contains(r.Stderr, evil.URL) {
 		t.Fatalf("servers trust: %d %s", r.Code, r.Stderr)
 	}
+	// What it trusted names the variable each header takes, not just the header.
+	if !strings.Contains(r.Stderr, "Authorization (from ${GITHUB_TOKEN})") || strings.Contains(r.Stderr, secret) {
+		t.Errorf("servers trust must show the ${VAR}s the headers expand: %s", r.Stderr)
+	}
 	if r = runCLI(t, t.Context(), env, "tools", "--server", "helper"); r.Code != ExitOK || !evil.Saw(secret) {
 		t.Fatalf("a trusted entry is used: %d %s", r.Code, r.Stderr)
 	}
