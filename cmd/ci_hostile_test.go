@@ -230,3 +230,48 @@ func TestGitLabJobLogTakesNoSectionFromAServer(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentJobLogsTakeNoCommandFromAServer plays the ci-commands server, whose every string
+// also carries Azure Pipelines logging commands (##vso[…]) and TeamCity service messages
+// (##teamcity[…]), anywhere in a line, in other cases and behind ignorable characters. In an
+// Azure job (TF_BUILD=True), a TeamCity build (TEAMCITY_VERSION) and with every --ci mode
+// that writes for a CI system, text and --json, neither agent (citest.Azure, citest.TeamCity,
+// fed each stream) acts on anything mcptask wrote.
+func TestAgentJobLogsTakeNoCommandFromAServer(t *testing.T) {
+	srv := hostile.Start(t, "ci-commands", demo.Options{})
+	for _, tc := range []struct {
+		env  []string
+		args []string
+	}{
+		{[]string{"TF_BUILD=True"}, nil},
+		{[]string{"TF_BUILD=True"}, []string{"--json"}},
+		{[]string{"TEAMCITY_VERSION=2025.03"}, nil},
+		{[]string{"TEAMCITY_VERSION=2025.03"}, []string{"--jsonl"}},
+		{[]string{"TF_BUILD=True"}, []string{"--ci", "github"}},
+		{[]string{"TF_BUILD=True"}, []string{"--ci", "gitlab", "--json"}},
+	} {
+		for _, call := range [][]string{
+			{"call", "sleep", "--arg", "seconds=0.1"},
+			{"call", "fail", "--arg", "message=boom"},
+			{"call", "tool_error", "--arg", "message=bad"},
+		} {
+			args := append(append(call, tc.args...), "--server", srv.URL)
+			run := runCIJob(t, tc.env, args...)
+			if !strings.Contains(run.stdout+run.stderr, "pwned") {
+				t.Errorf("%v %v: the server's text did not reach the log at all", tc.env, args)
+			}
+			for _, stream := range []string{run.stdout, run.stderr} {
+				var az citest.Azure
+				var tcy citest.TeamCity
+				az.Feed(stream)
+				tcy.Feed(stream)
+				if len(az.Commands) != 0 || len(tcy.Messages) != 0 {
+					t.Errorf("%v %v: the agents act on %v %v:\n%s", tc.env, args, az.Commands, tcy.Messages, excerpt(stream, "vso["))
+				}
+			}
+			if !strings.Contains(run.stdout+run.stderr, "vso[") || !strings.Contains(run.stdout+run.stderr, "teamcity[") {
+				t.Errorf("%v %v: the defused commands must stay readable", tc.env, args)
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/demo"
+	"github.com/mcptask/mcptask/internal/follow"
 	"github.com/mcptask/mcptask/internal/hostile"
 	"github.com/mcptask/mcptask/internal/state"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -181,4 +184,47 @@ func TestHookEnvironmentGetsNoUnusableTaskID(t *testing.T) {
 	if !strings.Contains(r.Stderr, "MCPTASK_TASK_ID is not set") {
 		t.Errorf("stderr does not say why: %s", r.Stderr)
 	}
+}
+
+// TestListRemoteIsBounded plays 2025-11-25 servers whose tasks/list never ends: a cursor
+// that loops a → b → a (tasks-list-loop) and a new cursor on every page (tasks-list-endless),
+// each page 2,000 tasks. list --remote stops at the first repeated cursor, keeps at most
+// follow.MaxListTasks tasks, says on stderr why the list was cut, shows what it fetched, and
+// --timeout bounds the whole conversation (exit 124).
+func TestListRemoteIsBounded(t *testing.T) {
+	loop := hostile.Start(t, "tasks-list-loop", demo.Options{})
+	r := runCLI(t, t.Context(), nil, "list", "--remote", "--server", loop.URL, "--protocol", "2025-11-25", "--json", "--timeout", "60s")
+	mustCode(t, r, ExitOK, "list --remote of a looping cursor")
+	var doc struct {
+		Remote []json.RawMessage `json:"remote"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("list --json: %v\n%.500s", err, r.Stdout)
+	}
+	if len(doc.Remote) != 3*hostile.ListPageTasks || !strings.Contains(r.Stderr, "nextCursor repeats") {
+		t.Fatalf("%d remote tasks, want the 3 pages until the cursor repeats; stderr: %s", len(doc.Remote), r.Stderr)
+	}
+	pages := 0
+	for _, q := range loop.Requests() {
+		if bytes.Contains(q.Body, []byte(`"tasks/list"`)) {
+			pages++
+		}
+	}
+	if pages != 3 {
+		t.Errorf("%d tasks/list requests, want 3", pages)
+	}
+
+	endless := hostile.Start(t, "tasks-list-endless", demo.Options{})
+	r = runCLI(t, t.Context(), nil, "list", "--remote", "--server", endless.URL, "--protocol", "2025-11-25", "--json", "--timeout", "60s")
+	mustCode(t, r, ExitOK, "list --remote of an endless cursor")
+	doc.Remote = nil
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Remote) != follow.MaxListTasks || !strings.Contains(r.Stderr, "was cut after") {
+		t.Fatalf("%d remote tasks, want the cap %d; stderr: %s", len(doc.Remote), follow.MaxListTasks, r.Stderr)
+	}
+
+	r = runCLI(t, t.Context(), nil, "list", "--remote", "--server", endless.URL, "--protocol", "2025-11-25", "--timeout", "1ms")
+	mustCode(t, r, ExitTimeout, "list --remote --timeout 1ms")
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,8 +63,8 @@ server that declares tasks.list is asked for its own list, shown beside the ledg
 	}
 	c.Flags().BoolVarP(&opts.All, "all", "a", false, "include finished and expired tasks")
 	c.Flags().BoolVar(&opts.Refresh, "refresh", false, "ask the servers for the status of the unfinished tasks shown first (tasks/get)")
-	c.Flags().DurationVar(&opts.Timeout, "timeout", defaultRefreshTimeout, "with --refresh, show the tasks not refreshed by then as last seen")
 	c.Flags().BoolVar(&opts.Remote, "remote", false, "also show the server's own tasks/list (2025-11-25 servers that declare tasks.list)")
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "bound --refresh (default 10s; rows not refreshed by then read as last seen) and --remote (none by default; exit 124)")
 	return c
 }
 
@@ -83,7 +84,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	var ended []state.Record
 	if opts.Refresh {
 		before := l.Records
-		if l.Records, l.Warnings, err = refreshList(ctx, f, l.Records, opts.Timeout); err != nil {
+		if l.Records, l.Warnings, err = refreshList(ctx, f, l.Records, cmp.Or(opts.Timeout, defaultRefreshTimeout)); err != nil {
 			return err
 		}
 		for i, r := range l.Records {
@@ -94,7 +95,16 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	}
 	if opts.Remote {
 		var ref ServerRef
-		if l.Remote, ref, err = listRemote(ctx, f, file.Tasks, now); err != nil {
+		// --timeout bounds the whole conversation with the server: connecting and every page.
+		rctx, cancel := withDeadline(ctx, f.deadline(opts.Timeout))
+		defer cancel()
+		var cut *follow.ListCut
+		l.Remote, ref, err = listRemote(rctx, f, file.Tasks, now)
+		if errors.As(err, &cut) {
+			f.warnf("%v; the tasks fetched until then are shown", cut)
+			err = nil
+		}
+		if err != nil {
 			return err
 		}
 		l.Server = ref.String()

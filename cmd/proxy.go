@@ -11,6 +11,7 @@ import (
 	"github.com/mcptask/mcptask/internal/config"
 	"github.com/mcptask/mcptask/internal/iostreams"
 	"github.com/mcptask/mcptask/internal/proxy"
+	"github.com/mcptask/mcptask/internal/termsafe"
 	"github.com/mcptask/mcptask/internal/tui"
 	"github.com/spf13/cobra"
 )
@@ -207,7 +208,7 @@ func printProxyConfig(f *Factory, opts *ProxyOptions, c *cobra.Command) error {
 		return connErr(err)
 	}
 	for _, note := range entry.Notes {
-		fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", note)
+		fmt.Fprintf(f.IO.ErrOut, "mcptask: %s\n", termsafe.String(note)) // it names the file's URL
 	}
 	return writeJSON(f.IO.Out, entry.Doc)
 }

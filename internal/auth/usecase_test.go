@@ -26,6 +26,8 @@ type machineServer struct {
 	tokens  []map[string][]string
 	revokes []map[string][]string
 	basic   []string
+	// scope, when set, is named in the 401's challenge and the PRM's scopes_supported.
+	scope string
 }
 
 func newMachineServer(t *testing.T) *machineServer {
@@ -33,11 +35,19 @@ func newMachineServer(t *testing.T) *machineServer {
 	s := &machineServer{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		ch := `Bearer resource_metadata="` + s.URL + `/.well-known/oauth-protected-resource/mcp"`
+		if s.scope != "" {
+			ch += `, scope="` + s.scope + `"`
+		}
+		w.Header().Set("WWW-Authenticate", ch)
 		w.WriteHeader(http.StatusUnauthorized)
 	})
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"resource": s.URL + "/mcp", "authorization_servers": []string{s.URL}})
+		prm := map[string]any{"resource": s.URL + "/mcp", "authorization_servers": []string{s.URL}}
+		if s.scope != "" {
+			prm["scopes_supported"] = []string{s.scope}
+		}
+		_ = json.NewEncoder(w).Encode(prm)
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": s.URL, "token_endpoint": s.URL + "/token",

@@ -30,6 +30,10 @@ const (
 	GitHub
 	// GitLab is GitLab CI: collapsible sections.
 	GitLab
+	// Azure is Azure Pipelines, TeamCity is TeamCity: mcptask writes none of their commands,
+	// and keeps a server from writing them (DefuseAgents).
+	Azure
+	TeamCity
 )
 
 func (s System) String() string {
@@ -38,12 +42,17 @@ func (s System) String() string {
 		return "github"
 	case GitLab:
 		return "gitlab"
+	case Azure:
+		return "azure"
+	case TeamCity:
+		return "teamcity"
 	}
 	return "none"
 }
 
 // Detect picks the system from the --ci mode ("auto", "github", "gitlab" or "none") and, for
-// "auto", from the variables the runners set: GITHUB_ACTIONS=true and GITLAB_CI=true.
+// "auto", from the variables the runners set: GITHUB_ACTIONS=true, GITLAB_CI=true, TF_BUILD
+// (Azure Pipelines sets it to True) and TEAMCITY_VERSION.
 func Detect(mode string, getenv func(string) string) (System, error) {
 	switch mode {
 	case "", "auto":
@@ -52,6 +61,10 @@ func Detect(mode string, getenv func(string) string) (System, error) {
 			return GitHub, nil
 		case getenv("GITLAB_CI") == "true":
 			return GitLab, nil
+		case strings.EqualFold(getenv("TF_BUILD"), "true"):
+			return Azure, nil
+		case getenv("TEAMCITY_VERSION") != "":
+			return TeamCity, nil
 		}
 		return None, nil
 	case "github":
@@ -139,6 +152,70 @@ func Defuse(line string) string {
 // JSON text never starts with "::".
 func defuseJSON(line string) string {
 	return legacyPrefix().ReplaceAllStringFunc(line, func(m string) string { return `\u0023` + m[1:] })
+}
+
+// The Azure Pipelines agent acts on "##vso[" anywhere in a line of stdout or stderr
+// (microsoft/azure-pipelines-agent, src/Agent.Worker/Command.cs, Command.TryParse), and
+// TeamCity on "##teamcity[" anywhere (its service messages). Neither has a pause that a
+// random token guards (TeamCity's ##teamcity[enableServiceMessages] ends its pause whoever
+// writes it), so in every CI mode a server's prefix is changed the way the Azure agent
+// itself defuses one: "##vso[" is written "**vso[" and "##teamcity[" "**teamcity["; in JSON
+// text "\u0023#vso[", the same string to a JSON reader. The prefixes are matched broadly, as
+// the runner's are: in any case (and the letters Unicode folds to them, such as "ſ" and "ı"),
+// with anything ICU's collation ignores between their characters.
+var agentPrefix = sync.OnceValue(func() *regexp.Regexp {
+	word := func(w string) string {
+		var b strings.Builder
+		for _, l := range w {
+			b.WriteString(innerSkip + "[" + regexp.QuoteMeta(agentFolds[l]) + "]")
+		}
+		return b.String()
+	}
+	return regexp.MustCompile(`#` + innerSkip + `#(?:` + word("vso") + `|` + word("teamcity") + `)` + innerSkip + `\[`)
+})
+
+// agentFolds are, for each letter of the prefixes, the runes whose upper case is its upper
+// case or whose lower case is the letter (what a case-insensitive .NET or Java comparison
+// takes for it; TestAgentFolds computes them again from the Unicode tables).
+var agentFolds = map[rune]string{'v': "Vv", 's': "Ssſ", 'o': "Oo", 't': "Tt", 'e': "Ee", 'a': "Aa",
+	'm': "Mm", 'c': "Cc", 'i': "Iiİı", 'y': "Yy"}
+
+// agentHint is the quick test before agentPrefix: both prefixes hold "#" and "[".
+func agentHint(text string) bool {
+	return strings.Contains(text, "#") && strings.Contains(text, "[")
+}
+
+// DefuseAgents changes every Azure Pipelines and TeamCity command prefix in text so that
+// neither agent acts on it; a line that is JSON text (or every line, with json) keeps the
+// same JSON value.
+func DefuseAgents(text string, json bool) string {
+	if !agentHint(text) || !agentPrefix().MatchString(text) {
+		return text
+	}
+	var b strings.Builder
+	for text != "" {
+		loc := lineBreaks.FindStringIndex(text)
+		line, end := text, ""
+		if loc != nil {
+			line, end = text[:loc[0]], text[loc[0]:loc[1]]
+			text = text[loc[1]:]
+		} else {
+			text = ""
+		}
+		if agentPrefix().MatchString(line) {
+			asJSON := json || jsonValid(line)
+			line = agentPrefix().ReplaceAllStringFunc(line, func(m string) string {
+				if asJSON {
+					return `\u0023` + m[1:]
+				}
+				i := strings.IndexByte(m[1:], '#') + 1
+				return "*" + m[1:i] + "*" + m[i+1:]
+			})
+		}
+		b.WriteString(line)
+		b.WriteString(end)
+	}
+	return b.String()
 }
 
 // GitLab's job log (gitlab-org/gitlab, mirrored as gitlabhq/gitlabhq:
@@ -235,7 +312,7 @@ func (l *Log) Annotation(level Level, title, msg string) {
 	if l == nil || l.Sys != GitHub {
 		return
 	}
-	title, msg = redact.Text(title), redact.Text(msg)
+	title, msg = DefuseAgents(redact.Text(title), false), DefuseAgents(redact.Text(msg), false)
 	line := fmt.Sprintf("::%s title=%s::%s\n", level, escapeProperty.Replace(termsafe.Line(title)), escapeData.Replace(termsafe.String(msg)))
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -254,7 +331,7 @@ func (l *Log) Group(title string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.endLocked()
-	title = termsafe.Line(title)
+	title = DefuseAgents(termsafe.Line(title), false)
 	switch l.Sys {
 	case GitHub:
 		// The title is the data of the command: escaped, so that it is one line.

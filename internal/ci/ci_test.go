@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/mcptask/mcptask/internal/ci/citest"
 	"github.com/mcptask/mcptask/internal/termsafe"
@@ -144,6 +145,8 @@ func TestDetect(t *testing.T) {
 		{"auto", env("GITHUB_ACTIONS", "true"), GitHub},
 		{"auto", env("GITLAB_CI", "true"), GitLab},
 		{"auto", env("CI", "true"), None},
+		{"auto", env("TF_BUILD", "True"), Azure},
+		{"auto", env("TEAMCITY_VERSION", "2025.03"), TeamCity},
 		{"none", env("GITHUB_ACTIONS", "true"), None},
 		{"github", env(), GitHub},
 	} {
@@ -237,4 +240,20 @@ func FuzzAnnotation(f *testing.F) {
 			t.Fatalf("title %q reads back as %q", want, got)
 		}
 	})
+}
+
+// TestAgentFolds: the letters the Azure and TeamCity prefixes are matched with are every rune
+// a case-insensitive comparison takes for them.
+func TestAgentFolds(t *testing.T) {
+	for l, want := range agentFolds {
+		var got []rune
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if unicode.ToUpper(r) == unicode.ToUpper(l) || unicode.ToLower(r) == l {
+				got = append(got, r)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("%c: %q, want %q", l, string(got), want)
+		}
+	}
 }

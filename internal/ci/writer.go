@@ -84,6 +84,9 @@ func (w *Writer) pass(chunk []byte) error {
 }
 
 func (w *Writer) neutralize(text string) string {
+	if w.Sys != None {
+		text = DefuseAgents(text, w.JSON)
+	}
 	switch w.Sys {
 	case GitLab:
 		return DefuseGitLab(text)
@@ -110,7 +113,7 @@ func (w *Writer) neutralize(text string) string {
 		}
 		switch {
 		case !dangerousLine(line):
-		case w.JSON || json.Valid([]byte(line)):
+		case w.JSON || jsonValid(line):
 			line = defuseJSON(line)
 			if commandStart().MatchString(line) { // not JSON after all (JSON never starts with "::")
 				line = Defuse(line)
@@ -123,6 +126,8 @@ func (w *Writer) neutralize(text string) string {
 	}
 	return b.String()
 }
+
+func jsonValid(line string) bool { return json.Valid([]byte(line)) }
 
 // lastLineEnd is the index of the last byte of p that ends a line as the system's log parser
 // reads lines, or -1. GitHub's runner ends a line at "\n" or a lone "\r" (a "\r" that ends p

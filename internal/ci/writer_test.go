@@ -235,7 +235,8 @@ func FuzzWriter(f *testing.F) {
 				bare = strings.Replace(bare, "::stop-commands::"+tok+"\n", "", 1)
 				bare = strings.Replace(bare, "::"+tok+"::\n", "", 1)
 			}
-			if bare != text && bare != text+"\n" {
+			// Azure and TeamCity prefixes are the one change stdout gets (DefuseAgents).
+			if want := DefuseAgents(text, false); bare != want && bare != want+"\n" {
 				t.Fatalf("%q: stdout must carry the text unchanged: %q", text, out)
 			}
 		}
@@ -262,5 +263,114 @@ func TestSkipCoversWhatTheRunnerSkips(t *testing.T) {
 		if citest.Ignorable(r) && !inner.MatchString(s) {
 			t.Errorf("%U: ICU looks through it inside \"::\" or \"##[\", the writer does not", r)
 		}
+	}
+}
+
+// agentAttacks are Azure Pipelines logging commands and TeamCity service messages as a
+// server would hide them: anywhere in a line, in other cases, with letters Unicode folds to
+// the prefix's, behind ignorable characters, split by a lone "\r", inside JSON.
+var agentAttacks = []string{
+	"##vso[task.setvariable variable=PWNED]pwned",
+	"status: ##vso[task.prependpath]/tmp/evil",
+	"x ##VSO[task.complete result=Succeeded;]done",
+	"#\u00ad#v\u200bso[task.setvariable variable=A]b",
+	"##v\u017fo[task.setvariable variable=A]b",
+	"ok\r##vso[task.complete result=Succeeded]x",
+	`{"text":"##vso[task.setvariable variable=A]b"}`,
+	"##teamcity[buildStatus status='SUCCESS' text='pwned']",
+	"log ##teamcity[setParameter name='env.PATH' value='/evil']",
+	"##TEAMCITY[buildProblem description='x']",
+	"##teamc\u0131ty[enableServiceMessages]",
+	"#\u200d#teamcity[message text='a|]b' status='ERROR']",
+}
+
+// fuzzAgent runs text through a Writer of each kind (stdout, stderr, --jsonl, each CI
+// system) cut at cut, and fails when the agent model read acts on what came out, or when
+// stdout or a JSON line lost or changed anything but a prefix.
+func fuzzAgent(t *testing.T, text string, cut uint16, mode uint8, commands func(out string) []string) {
+	var buf bytes.Buffer
+	w := &Writer{W: &buf, Sys: []System{GitHub, GitLab, Azure, TeamCity}[mode/3%4]}
+	switch mode % 3 {
+	case 0:
+		w.Exact = true
+	case 2:
+		w.JSON, w.Exact = true, true
+		b, _ := json.Marshal(map[string]string{"text": text})
+		text = string(b) + "\n"
+	}
+	c := int(cut) % (len(text) + 1)
+	_, _ = w.Write([]byte(text[:c]))
+	_, _ = w.Write([]byte(text[c:]))
+	_ = w.Flush()
+	out := buf.String()
+	if got := commands(out); len(got) != 0 {
+		t.Fatalf("%q (%v, mode %d): the agent acts on %q in %q", text, w.Sys, mode%3, got, out)
+	}
+	if w.JSON {
+		var back, orig map[string]string
+		_ = json.Unmarshal([]byte(text), &orig)
+		if err := json.Unmarshal([]byte(out), &back); err != nil || back["text"] != orig["text"] {
+			t.Fatalf("%q: JSON does not read back: %v %q", text, err, out)
+		}
+	}
+}
+
+func agentSeeds(f *testing.F) {
+	for _, a := range agentAttacks {
+		for mode := range 12 {
+			f.Add(a, uint16(len(a)/2), uint8(mode))
+		}
+	}
+	for _, r := range seedRunes() {
+		c := string(r)
+		f.Add("#"+c+"#vso[task.setvariable variable=A]b", uint16(1), uint8(r%12))
+		f.Add("a ##"+c+"teamcity[buildStatus text='x']", uint16(3), uint8((r+5)%12))
+	}
+}
+
+// FuzzAzure: no output of the writer, in any mode and CI system, holds an Azure Pipelines
+// logging command the agent model would run.
+func FuzzAzure(f *testing.F) {
+	agentSeeds(f)
+	f.Fuzz(func(t *testing.T, text string, cut uint16, mode uint8) {
+		fuzzAgent(t, text, cut, mode, func(out string) []string {
+			var a citest.Azure
+			a.Feed(out)
+			return a.Commands
+		})
+	})
+}
+
+// FuzzTeamCity: no output of the writer holds a TeamCity service message the model would
+// act on.
+func FuzzTeamCity(f *testing.F) {
+	agentSeeds(f)
+	f.Fuzz(func(t *testing.T, text string, cut uint16, mode uint8) {
+		fuzzAgent(t, text, cut, mode, func(out string) []string {
+			var c citest.TeamCity
+			c.Feed(out)
+			return c.Messages
+		})
+	})
+}
+
+// TestAgentModelsSeeTheAttacks: the models find every attack as written (so the fuzz
+// targets test something), and the writer's output reads as the text with its prefixes
+// changed to "**".
+func TestAgentModelsSeeTheAttacks(t *testing.T) {
+	for _, a := range agentAttacks {
+		var az citest.Azure
+		var tc citest.TeamCity
+		az.Feed(a)
+		tc.Feed(a)
+		if len(az.Commands)+len(tc.Messages) != 1 {
+			t.Errorf("%q: the models read %v %v, want one command", a, az.Commands, tc.Messages)
+		}
+	}
+	var buf bytes.Buffer
+	w := &Writer{W: &buf, Sys: Azure}
+	_, _ = w.Write([]byte("status: ##vso[task.prependpath]/tmp/evil\n"))
+	if got := buf.String(); got != "status: **vso[task.prependpath]/tmp/evil\n" {
+		t.Errorf("got %q", got)
 	}
 }

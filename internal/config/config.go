@@ -317,6 +317,17 @@ func (s Server) Target() string {
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
+// VarRefs lists the ${VAR}s s expands, in order: what an entry takes from the environment,
+// shown before it is trusted (a header named X-Build whose value is ${AWS_SECRET_ACCESS_KEY}
+// sends that secret).
+func VarRefs(s string) []string {
+	var out []string
+	for _, m := range varRef.FindAllStringSubmatch(s, -1) {
+		out = append(out, "${"+m[1]+"}")
+	}
+	return out
+}
+
 // Expand replaces ${VAR} with the environment's value; an unset variable is a exitcode.UsageError
 // naming it and where it was, rather than an empty header that fails later and mysteriously.
 func Expand(s, where string, getenv func(string) string) (string, error) {

@@ -43,9 +43,14 @@ type ProxyEntry struct {
 // o.Listen, where the user runs the proxy (Notes say how), or with o.HostStdio runs
 // `mcptask proxy --host-stdio --server URL`. Problems the user fixes are UsageErrors.
 func (set *Set) ProxyEntry(name string, o ProxyEntryOptions) (*ProxyEntry, error) {
-	src := set.Entry(name)
+	src, _ := set.Lookup(name)
 	if src == nil {
 		return nil, exitcode.Usagef("--print-config %q: no server of that name in the config files; 'mcptask servers' lists them", name)
+	}
+	if src.Scope == Project && !src.Trusted {
+		// The entry a host would be given is the project's: it is reviewed and trusted first,
+		// as for every other use of it.
+		return nil, &UntrustedError{Server: *src}
 	}
 	// The entry as the file has it, so that fields mcptask does not know (cwd, type, …) stay.
 	var entry map[string]any

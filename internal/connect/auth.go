@@ -188,6 +188,9 @@ func (c *Connector) AuthSession(ref Ref, scopes ...string) (*auth.Session, error
 		profile, issuer = ref.OAuth.Profile, ref.OAuth.Issuer
 	}
 	key := ref.URL + "\x00" + profile
+	if ref.StoredLoginOnly {
+		key += "\x00stored-only"
+	}
 	if s := c.authSessions[key]; s != nil {
 		return s, nil
 	}
@@ -204,9 +207,13 @@ func (c *Connector) AuthSession(ref Ref, scopes ...string) (*auth.Session, error
 		ClientMetadataURL: a.ClientMetadataURL,
 		CallbackPort:      a.CallbackPort,
 		Scopes:            a.Scopes,
+		StoredOnly:        ref.StoredLoginOnly,
 	}
 	if len(scopes) > 0 {
 		cfg.Scopes = scopes
+	}
+	if ref.StoredLoginOnly {
+		return c.newSession(key, cfg, env), nil
 	}
 	if a.ClientSecretEnv != "" {
 		cfg.ClientSecret = c.env.Getenv(a.ClientSecretEnv)
@@ -228,10 +235,15 @@ func (c *Connector) AuthSession(ref Ref, scopes ...string) (*auth.Session, error
 		}
 		cfg.ClientKey = key
 	}
+	return c.newSession(key, cfg, env), nil
+}
+
+// newSession makes and keeps the session of key; c.authMu is held.
+func (c *Connector) newSession(key string, cfg auth.Config, env *auth.Env) *auth.Session {
 	s := auth.NewSession(cfg, env)
 	if c.authSessions == nil {
 		c.authSessions = map[string]*auth.Session{}
 	}
 	c.authSessions[key] = s
-	return s, nil
+	return s
 }

@@ -88,6 +88,10 @@ func (c *Connector) Record(ctx context.Context, rec *state.Record, opts rpc.Clie
 	if err := c.Check(*rec); err != nil {
 		return nil, ref, err
 	}
+	// A record that passes unsigned was perhaps planted: it gets no login, no client
+	// credentials grant and none of the run's client settings, only a credential already
+	// stored for its URL.
+	ref.StoredLoginOnly = len(rec.Server.Grants()) == 0
 	hdr, err := c.recordHeaders(rec)
 	if err != nil {
 		return nil, ref, err

@@ -38,6 +38,10 @@ type Ref struct {
 	OAuth *state.OAuth `json:"oauth,omitempty"`
 	// Session is the live OAuth session of this run, which learns the issuer on first use.
 	Session *auth.Session `json:"-"`
+	// StoredLoginOnly says ref comes from a ledger record that resumes unsigned (it names only
+	// a URL, and anyone could have written it): its OAuth session may send a credential
+	// already stored for that URL and run nothing to get one (auth.Config.StoredOnly).
+	StoredLoginOnly bool `json:"-"`
 }
 
 // String is the short form shown to users.

@@ -14,7 +14,8 @@ import (
 )
 
 // Class 1 of the threat model: a server's text must never become a workflow command in a CI
-// job's log (GitHub's runner, GitLab's log parser), nor a live link or HTML in the job summary.
+// job's log (GitHub's runner, GitLab's log parser, the Azure Pipelines and TeamCity agents),
+// nor a live link or HTML in the job summary.
 //
 // The modes put CI commands into every string the server sends: behind every Unicode
 // white-space and format character (what .NET's TrimStart removes, what ICU's comparison looks
@@ -62,6 +63,11 @@ func CIPayload(tag string) string {
 	cmd("\u3000::error:\u00ad:pwned-%s-soft-hyphen-separator", tag)
 	cmd("section_end:1:mcptask_1_task\r\x1b[0K pwned-%s", tag)
 	cmd("\x1b[0Ksection_start:1:pwned_%s[collapsed=true]\r\x1b[0Kpwned fake section", tag)
+	cmd("status ##vso[task.setvariable variable=PWNED]pwned-%s-azure", tag)
+	cmd("#\u00ad#VSO[task.complete result=Succeeded;]pwned-%s-azure-hidden", tag)
+	cmd("ok\r##vso[task.prependpath]/tmp/pwned-%s", tag)
+	cmd("log ##teamcity[buildStatus status='SUCCESS' text='pwned-%s-teamcity']", tag)
+	cmd("#\u200b#teamc\u0131ty[setParameter name='env.PATH' value='/tmp/pwned-%s']", tag)
 	b.WriteString("\u3000::error::pwned-" + tag + "-last-line-without-end")
 	return b.String()
 }
@@ -77,6 +83,8 @@ func CIBluntPayload(tag string) string {
 	return strings.Join(append(classic,
 		"::error title=pwned::pwned-"+tag+"-plain",
 		"text ##[set-env name=PWNED]pwned-"+tag+"-legacy",
+		"##vso[task.complete result=Succeeded]pwned-"+tag+"-azure",
+		"##teamcity[enableServiceMessages] pwned-"+tag+"-teamcity",
 		"::stop-commands::pwnedstop-"+tag,
 		"::endgroup::",
 		"![pwned](https://evil.example/x.png) <img src=x onerror=alert(1)> | pwned | https://evil.example www.evil.example @octocat :rocket:",

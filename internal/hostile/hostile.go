@@ -88,8 +88,27 @@ type Server struct {
 	// Base is the server's origin (scheme://host:port).
 	Base string
 
-	mu   sync.Mutex
-	reqs []Request
+	mu     sync.Mutex
+	reqs   []Request
+	params map[string]string
+}
+
+// Set gives the mode a value it reads while serving (say, the address of a third party it
+// names): a mode documents the keys it reads.
+func (s *Server) Set(key, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.params == nil {
+		s.params = map[string]string{}
+	}
+	s.params[key] = value
+}
+
+// Param is the value Set gave key, or "".
+func (s *Server) Param(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.params[key]
 }
 
 // Requests returns a copy of every request received so far.

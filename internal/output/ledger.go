@@ -204,11 +204,23 @@ func TrustChanged(w io.Writer, s config.Server, trust bool) {
 		return
 	}
 	fmt.Fprintf(w, "trusted server %q of %s: %s", termsafe.Line(s.Name), termsafe.Line(s.Source), termsafe.Line(s.Target()))
+	// Each header and variable with the ${VAR}s its value takes from the environment: the
+	// names alone do not say which secret goes where.
+	withRefs := func(m map[string]string) string {
+		var parts []string
+		for _, k := range SortedKeys(m) {
+			if refs := config.VarRefs(m[k]); len(refs) > 0 {
+				k += " (from " + strings.Join(refs, ", ") + ")"
+			}
+			parts = append(parts, k)
+		}
+		return termsafe.Line(strings.Join(parts, ", "))
+	}
 	if len(s.Headers) > 0 {
-		fmt.Fprintf(w, "; headers %s", termsafe.Line(strings.Join(SortedKeys(s.Headers), ", ")))
+		fmt.Fprintf(w, "; headers %s", withRefs(s.Headers))
 	}
 	if len(s.Env) > 0 {
-		fmt.Fprintf(w, "; env %s", termsafe.Line(strings.Join(SortedKeys(s.Env), ", ")))
+		fmt.Fprintf(w, "; env %s", withRefs(s.Env))
 	}
 	if s.ShadowedBy != "" {
 		fmt.Fprintf(w, " (but %s defines the name too, and wins)", s.ShadowedBy)

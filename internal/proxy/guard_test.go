@@ -342,7 +342,7 @@ func TestStalledHostIsCut(t *testing.T) {
 	}
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
-	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAccept: text/event-stream\r\n\r\n", g.port)
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n", g.port)
 	// The host reads nothing more.
 	select {
 	case err := <-ended:
@@ -428,5 +428,42 @@ func TestSSEEventsShareTheBudget(t *testing.T) {
 	}
 	if !found {
 		t.Error("no notice of the event passed uninspected")
+	}
+}
+
+// TestNoCorsGETGetsNothing plays a web page's no-cors GET of the MCP endpoint: no Origin,
+// Host 127.0.0.1:PORT (it is the proxy's own address), the page's query string, and at most
+// the Accept header a page may set. It is refused (405) before anything is forwarded, so the
+// user's bearer goes nowhere; a host's GET for its event stream (Accept: text/event-stream and
+// Mcp-Session-Id) is forwarded as before.
+func TestNoCorsGETGetsNothing(t *testing.T) {
+	g := startGuarded(t, Options{}, HTTPOptions{}, ServerOptions{})
+	get := func(hdr map[string]string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, g.url+"?steal=1", nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if hdr["Mcp-Session-Id"] == "" {
+			refusedWith(t, "a page's GET", resp, string(b), http.StatusMethodNotAllowed)
+		}
+		return resp
+	}
+	for _, hdr := range []map[string]string{{"Accept": "*/*"}, {"Accept": "text/event-stream"}, {"Accept": "text/event-stream", "Content-Type": "text/plain"}} {
+		if r := get(hdr); r.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("a page's GET with %v: %d, want 405", hdr, r.StatusCode)
+		}
+	}
+	if reqs := g.up.Requests(); len(reqs) > 0 || g.up.Saw("user-secret-4f1c") {
+		t.Fatalf("a page's GET reached the server: %+v", reqs)
+	}
+	get(map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": "s-1", "MCP-Protocol-Version": "2025-11-25"})
+	if reqs := g.up.Requests(); len(reqs) != 1 || reqs[0].Method != http.MethodGet {
+		t.Fatalf("a host's GET for its stream was not forwarded: %+v", reqs)
 	}
 }

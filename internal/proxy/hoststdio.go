@@ -108,13 +108,31 @@ type connector struct {
 	waits map[string]chan *rpc.Message
 }
 
+// run reads the host's frames, one a line. A line is bounded as a request to the HTTP proxy
+// is (Options.MaxInspect): a longer one is dropped unread, with a notice, and the next line is
+// read as usual.
 func (c *connector) run(ctx context.Context, in io.Reader) {
 	br := bufio.NewReaderSize(in, 64<<10)
+	max := c.p.opts.MaxInspect
+	var line []byte
+	skipping := false
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+		chunk, err := br.ReadSlice('\n')
+		if !skipping {
+			if len(line)+len(chunk) > max {
+				c.p.notice(c.h, "a frame of the host larger than %d bytes was dropped", max)
+				line, skipping = line[:0], true
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if !skipping && len(line) > 0 {
 			c.frame(ctx, line)
 		}
+		line, skipping = nil, false // frame may keep what it was given
 		if err != nil {
 			return
 		}

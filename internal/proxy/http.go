@@ -203,8 +203,18 @@ func (f *httpFront) admit(w http.ResponseWriter, r *http.Request) bool {
 		f.refuse(w, r, http.StatusForbidden, "origin", why)
 		return false
 	}
-	if _, ok := f.route(r.URL); !ok {
+	endpoint, ok := f.route(r.URL)
+	if !ok {
 		f.refuse(w, r, http.StatusNotFound, "path", fmt.Sprintf("%s is not the MCP endpoint (give the host the URL the proxy printed, ending in /mcp)", clip(r.URL.Path)))
+		return false
+	}
+	if endpoint && r.Method == http.MethodGet && !streamGET(r) {
+		// A page may send a GET anywhere without asking (no Origin in no-cors mode), and the
+		// proxy would add the user's credentials to it. A host's GET opens the event stream
+		// (C25-TRANS §Listening for Messages from the Server): it accepts text/event-stream
+		// and carries the session or protocol version header, which a page cannot set
+		// without the browser's CORS preflight, which the Origin check then refuses.
+		f.refuse(w, r, http.StatusMethodNotAllowed, "get", "a GET of the MCP endpoint opens its event stream: it needs Accept: text/event-stream and the Mcp-Session-Id or MCP-Protocol-Version header")
 		return false
 	}
 	if r.ContentLength > int64(f.maxBody) {
@@ -212,6 +222,17 @@ func (f *httpFront) admit(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// streamGET reports whether a GET is a host's request for the server's event stream.
+func streamGET(r *http.Request) bool {
+	accepts := false
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(strings.ToLower(v), "text/event-stream") {
+			accepts = true
+		}
+	}
+	return accepts && (r.Header.Get("Mcp-Session-Id") != "" || r.Header.Get("MCP-Protocol-Version") != "")
 }
 
 // readBody reads the request's body whole, so that it can be inspected and forwarded, and puts

@@ -226,7 +226,8 @@ func TestTransparent(t *testing.T) {
 	defer hs.Close()
 	r := newRig(t, hs.URL+"/mcp")
 	hdr := http.Header{"Authorization": {"Bearer top-secret"}, "Mcp-Session-Id": {"sess-123"}, "Mcp-Protocol-Version": {"2025-11-25"},
-		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"x"}, "Mcp-Param-Region": {"eu"}, "Last-Event-Id": {"7"}}
+		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"x"}, "Mcp-Param-Region": {"eu"}, "Last-Event-Id": {"7"},
+		"Accept": {"application/json, text/event-stream"}}
 	body := `{"jsonrpc":"2.0", "id":7,"method":"tools/call","params":{"name":"x"}}`
 	type view struct {
 		status int

@@ -206,6 +206,12 @@ type Proxy struct {
 	hosts   map[string]*host
 	tasks   map[string]*taskState
 	evicted int // hosts forgotten because of maxHosts
+
+	// ledgerIDs are the ids the ledger held for this server when a task the proxy had not
+	// seen was first reported (read once, lazily): a status of a task in neither p.tasks nor
+	// there is answered from memory, without a ledger read under its lock per notification.
+	ledgerOnce sync.Once
+	ledgerIDs  map[string]bool // nil: the ledger could not be read, so every id may be there
 }
 
 // host is one host conversation, kept apart from the others: a 2025-11-25 HTTP session, a
@@ -856,11 +862,16 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 	p.mu.Lock()
 	ts := p.tasks[t.TaskID]
 	if ts == nil {
-		// A task created before the proxy started (or by another route): follow it all the
-		// same; the ledger is updated only if it holds the task.
-		ts = &taskState{info: TaskInfo{ID: t.TaskID, Era: string(h.era), Version: h.version, CreatedAt: t.CreatedAt}, host: h.label()}
-		p.tasks[t.TaskID] = ts
-		p.capTasks()
+		p.mu.Unlock()
+		held := p.inLedger(t.TaskID)
+		p.mu.Lock()
+		if ts = p.tasks[t.TaskID]; ts == nil {
+			// A task created before the proxy started (or by another route): follow it all
+			// the same; the ledger is updated only if it holds the task.
+			ts = &taskState{info: TaskInfo{ID: t.TaskID, Era: string(h.era), Version: h.version, CreatedAt: t.CreatedAt, InLedger: held}, host: h.label()}
+			p.tasks[t.TaskID] = ts
+			p.capTasks()
+		}
 	}
 	changed := ts.info.Status != string(t.Status) || ts.info.Message != t.StatusMessage ||
 		(t.PollInterval > 0 && ts.info.PollInterval != t.PollInterval)
@@ -873,10 +884,32 @@ func (p *Proxy) taskSeen(h *host, t *rpc.Task, via string) {
 	if !changed {
 		return
 	}
-	if !onHost {
+	if !onHost && info.InLedger {
 		p.ledgerChange(h, t.TaskID, t.Status.Terminal(), func(r *state.Record) { ledger.ApplyTask(r, t) })
 	}
 	p.emit(Event{Kind: EventStatus, Host: h.label(), Task: info, Via: via})
+}
+
+// inLedger reports whether the ledger held task id of this server when it was read (once).
+func (p *Proxy) inLedger(id string) bool {
+	l := p.opts.Ledger
+	if l == nil {
+		return false
+	}
+	p.ledgerOnce.Do(func() {
+		f, err := l.Store().Load()
+		if err != nil {
+			return
+		}
+		key := p.opts.Server.Key()
+		p.ledgerIDs = map[string]bool{}
+		for _, r := range f.Tasks {
+			if r.Server.Key() == key {
+				p.ledgerIDs[r.TaskID] = true
+			}
+		}
+	})
+	return p.ledgerIDs == nil || p.ledgerIDs[id]
 }
 
 // ledgerChange changes the record of task id: batched while it runs, at once when it ended
@@ -900,7 +933,7 @@ func (p *Proxy) ledgerChange(h *host, id string, ended bool, fn func(r *state.Re
 func (p *Proxy) taskEnded(h *host, id, status string) {
 	p.mu.Lock()
 	ts := p.tasks[id]
-	if ts == nil || ts.info.OnHost || taskstatus.Over(ts.info.Status) {
+	if ts == nil || ts.info.OnHost || !ts.info.InLedger || taskstatus.Over(ts.info.Status) {
 		p.mu.Unlock()
 		return
 	}
@@ -926,7 +959,7 @@ func (p *Proxy) expired(id string) {
 	ts.info.Status = taskstatus.Expired
 	info, label := ts.info, ts.host
 	p.mu.Unlock()
-	if !info.OnHost {
+	if !info.OnHost && info.InLedger {
 		p.ledgerChange(nil, id, true, func(r *state.Record) { r.Expired = true })
 	}
 	p.emit(Event{Kind: EventStatus, Host: label, Task: info, Via: "poll"})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptask/mcptask/internal/iostreams"
+	"github.com/mcptask/mcptask/internal/termsafe"
 )
 
 // StdioOptions configure the stdio relay: the proxy is itself a stdio server to its host, and
@@ -28,8 +29,8 @@ type StdioOptions struct {
 	// In is what the host writes (the proxy's stdin), Out what the host reads (its stdout).
 	In  io.Reader
 	Out io.Writer
-	// Stderr receives the server's stderr, line by line (the proxy's stderr, which the host
-	// keeps as the server's log).
+	// Stderr receives the server's stderr, line by line and cleaned by termsafe (the proxy's
+	// stderr, which the host keeps as the server's log).
 	Stderr io.Writer
 	// ShutdownWait is how long the server gets after its stdin closes, and after SIGTERM,
 	// before the next step of C25-LIFE §Shutdown (2 s each).
@@ -243,7 +244,9 @@ func copyLines(r io.Reader, w io.Writer) {
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 && w != nil {
-			_, _ = w.Write(line)
+			// The server's stderr is its text, and the proxy's stderr is often a terminal:
+			// no escape sequence or control of the server's reaches it (SECURITY.md §2).
+			_, _ = io.WriteString(w, termsafe.String(string(line)))
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return

@@ -44,6 +44,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "proxy":
 		os.Exit(runTestProxy())
+	case "tagger":
+		os.Exit(runTagger(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }
@@ -230,5 +232,24 @@ func TestStdioTransparent(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "violation malformed/host") {
 		t.Errorf("the garbage line was not reported: %s", stderr)
+	}
+}
+
+// TestStdioServerStderrIsCleaned: a stdio server that writes a window-title sequence, a
+// bidirectional override and a C1 control to its stderr has its lines reach the proxy's
+// stderr (often a terminal) without them, the text itself kept line by line.
+func TestStdioServerStderrIsCleaned(t *testing.T) {
+	var errOut lockedBuffer
+	p := New(Options{})
+	defer p.Close()
+	_, err := p.RunStdio(t.Context(), StdioOptions{
+		Argv: []string{"sh", "-c", `printf 'one \033]0;pwned\007two\n\342\200\256three\302\233\n' >&2`},
+		In:   strings.NewReader(""), Out: io.Discard, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := errOut.String()
+	if strings.ContainsAny(got, "\x1b\x07\u202e\u009b") || !strings.Contains(got, "one ") || !strings.Contains(got, "three\n") {
+		t.Fatalf("the server's stderr reached the proxy's as %q", got)
 	}
 }

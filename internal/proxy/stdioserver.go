@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcptask/mcptask/internal/rpc"
 )
@@ -31,6 +32,12 @@ type StdioBackendOptions struct {
 	Env  []string
 	// MaxSessions bounds the server processes started for 2025-11-25 sessions (64).
 	MaxSessions int
+	// SessionIdle is how long a 2025-11-25 session may go without a request, a request in
+	// flight or an open GET stream before its process is ended to make room for a new one
+	// (10 min): hosts that initialize and vanish cannot hold every place for good.
+	SessionIdle time.Duration
+	// Now is the clock (time.Now).
+	Now func() time.Time
 }
 
 // StdioBackend serves stdio servers over Streamable HTTP.
@@ -49,6 +56,12 @@ func NewStdioBackend(o StdioBackendOptions) *StdioBackend {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 64
 	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 10 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &StdioBackend{o: o, sessions: map[string]*backendSession{}}
 }
 
@@ -57,6 +70,11 @@ type backendSession struct {
 	b  *StdioBackend
 	id string
 	t  *rpc.StdioTransport
+
+	// active counts the requests in flight and the open GET stream; used is when the last
+	// one began or ended. Both are guarded by b.mu.
+	active int
+	used   time.Time
 
 	mu sync.Mutex
 	// streams are the open event streams: the answers of the host's requests in flight, and
@@ -74,8 +92,14 @@ type backendSession struct {
 type backendStream struct {
 	mu    sync.Mutex
 	w     http.ResponseWriter
-	token string // the progressToken of the request it answers
+	token string // the progressToken of the request it answers, as the server knows it
 	ctx   context.Context
+	// hostToken and hostID are the request's progressToken and id as the host sent them, and
+	// serverID the id it went to the server with: the shared 2026-07-28 process sees
+	// proxy-made tokens and ids, which messages to the host carry back as the host's.
+	hostToken json.RawMessage
+	hostID    json.RawMessage
+	serverID  string
 	// started says the answer became an event stream: a request's answer is sent as plain
 	// JSON unless a message of the server's had to go first.
 	started bool
@@ -202,8 +226,12 @@ func (b *StdioBackend) session(w http.ResponseWriter, r *http.Request, m *rpc.Me
 			http.Error(w, "unknown or ended session", http.StatusNotFound)
 			return nil, false
 		}
+		s.used = b.o.Now()
 		return s, true
 	case m.Method == "initialize":
+		if len(b.sessions) >= b.o.MaxSessions {
+			b.expireLocked()
+		}
 		if len(b.sessions) >= b.o.MaxSessions {
 			http.Error(w, "too many sessions: end one (DELETE) or restart the proxy", http.StatusServiceUnavailable)
 			return nil, false
@@ -213,6 +241,7 @@ func (b *StdioBackend) session(w http.ResponseWriter, r *http.Request, m *rpc.Me
 			http.Error(w, "the stdio server could not be started: "+err.Error(), http.StatusBadGateway)
 			return nil, false
 		}
+		s.used = b.o.Now()
 		b.sessions[s.id] = s
 		return s, true
 	}
@@ -233,6 +262,32 @@ func (b *StdioBackend) session(w http.ResponseWriter, r *http.Request, m *rpc.Me
 	return s, true
 }
 
+// expireLocked ends the 2025-11-25 sessions idle for SessionIdle; b.mu is held. A later request
+// of such a session gets 404, which tells its host to initialize again (C25-TRANS §Session
+// Management).
+func (b *StdioBackend) expireLocked() {
+	now := b.o.Now()
+	for id, s := range b.sessions {
+		if s.active == 0 && now.Sub(s.used) >= b.o.SessionIdle {
+			delete(b.sessions, id)
+			go func() { _ = s.t.Close() }()
+		}
+	}
+}
+
+// busy marks s in use until the returned function is called.
+func (b *StdioBackend) busy(s *backendSession) func() {
+	b.mu.Lock()
+	s.active++
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		s.active--
+		s.used = b.o.Now()
+		b.mu.Unlock()
+	}
+}
+
 func (b *StdioBackend) post(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxInspect+1))
 	if err != nil || len(body) > DefaultMaxInspect {
@@ -248,9 +303,17 @@ func (b *StdioBackend) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	defer b.busy(s)()
 	switch {
 	case m.IsRequest():
 		s.request(w, r, m)
+	case s.id == "" && !m.IsRequest():
+		// The shared 2026-07-28 process: its hosts are not told apart, so what a host sends
+		// that names a request (an answer, notifications/cancelled {requestId}) could name
+		// another host's. A 2026-07-28 server sends no requests, and a host cancels its
+		// request by closing the stream (C26-HTTP §Cancellation), which the transport turns
+		// into notifications/cancelled for that request alone.
+		w.WriteHeader(http.StatusAccepted)
 	case m.IsResponse():
 		s.mu.Lock()
 		ch := s.waits[m.IDKey()]
@@ -301,7 +364,16 @@ func (s *backendSession) request(w http.ResponseWriter, r *http.Request, m *rpc.
 		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Params, &meta)
-	st := &backendStream{w: w, ctx: r.Context(), token: string(meta.Meta.ProgressToken)}
+	params := m.Params
+	st := &backendStream{w: w, ctx: r.Context(), token: string(meta.Meta.ProgressToken), hostToken: meta.Meta.ProgressToken, hostID: m.ID, serverID: idKey(id)}
+	if s.id == "" && len(meta.Meta.ProgressToken) > 0 {
+		// Hosts of the shared process choose their progress tokens independently: each
+		// request's goes to the server as a token of the proxy's, as its id does.
+		tok := json.RawMessage(strconv.Quote("p" + strconv.FormatInt(s.b.seq.Add(1), 10)))
+		if p, ok := withProgressToken(m.Params, tok); ok {
+			params, st.token = p, string(tok)
+		}
+	}
 	if s.id != "" && m.Method == "initialize" {
 		w.Header().Set("Mcp-Session-Id", s.id)
 	}
@@ -320,7 +392,7 @@ func (s *backendSession) request(w http.ResponseWriter, r *http.Request, m *rpc.
 		delete(s.ids, m.IDKey())
 		s.mu.Unlock()
 	}()
-	resp, err := s.t.RoundTrip(r.Context(), &rpc.Message{JSONRPC: "2.0", ID: id, Method: m.Method, Params: m.Params}, nil)
+	resp, err := s.t.RoundTrip(r.Context(), &rpc.Message{JSONRPC: "2.0", ID: id, Method: m.Method, Params: params}, nil)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return
@@ -341,6 +413,7 @@ func (b *StdioBackend) getStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a GET stream needs a session", http.StatusMethodNotAllowed)
 		return
 	}
+	defer b.busy(s)()
 	st := &backendStream{w: w, ctx: r.Context(), started: true}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -362,37 +435,119 @@ func (b *StdioBackend) getStream(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 }
 
-// route picks the stream a server message goes on: the request its progressToken names, else
-// the GET stream, else the latest request in flight (C25-TRANS §Listening for Messages from
-// the Server: the server may send on either).
-func (s *backendSession) route(m *rpc.Message) *backendStream {
+// route picks the stream a server message goes on, and the message as that host must see it.
+// In a 2025-11-25 session (one host): the request its progressToken names, else the GET
+// stream, else the latest request in flight (C25-TRANS §Listening for Messages from the
+// Server: the server may send on either). In the shared 2026-07-28 process, only to the one
+// host it belongs to, or to none: progress by the proxy's token, a subscription's
+// notifications by the listen request's id (C26-STDIO: _meta subscriptionId), anything
+// else only while a single request is in flight.
+func (s *backendSession) route(m *rpc.Message) (*backendStream, *rpc.Message) {
 	var p struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
+		Meta          struct {
+			Subscription json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.id == "" {
+		var st *backendStream
+		switch {
+		case len(p.ProgressToken) > 0:
+			st = s.streamWhere(func(x *backendStream) bool { return x.token == string(p.ProgressToken) })
+			if st != nil {
+				return st, rewriteParams(m, func(q map[string]json.RawMessage) { q["progressToken"] = st.hostToken })
+			}
+		case len(p.Meta.Subscription) > 0:
+			st = s.streamWhere(func(x *backendStream) bool { return x.serverID == idKey(p.Meta.Subscription) })
+			if st != nil {
+				return st, rewriteParams(m, func(q map[string]json.RawMessage) {
+					meta := map[string]json.RawMessage{}
+					_ = json.Unmarshal(q["_meta"], &meta)
+					meta["io.modelcontextprotocol/subscriptionId"] = st.hostID
+					q["_meta"], _ = json.Marshal(meta)
+				})
+			}
+		case m.IsRequest():
+			// A 2026-07-28 server sends no requests; none has a host to go to.
+		default:
+			var live []*backendStream
+			for _, x := range s.streams {
+				if x.ctx.Err() == nil {
+					live = append(live, x)
+				}
+			}
+			if len(live) == 1 {
+				return live[0], m
+			}
+		}
+		return nil, m
+	}
 	if len(p.ProgressToken) > 0 {
 		for _, st := range s.streams {
 			if st.token == string(p.ProgressToken) {
-				return st
+				return st, m
 			}
 		}
 	}
 	if s.get != nil && s.get.ctx.Err() == nil {
-		return s.get
+		return s.get, m
 	}
 	for i := len(s.streams) - 1; i >= 0; i-- {
 		if s.streams[i].ctx.Err() == nil {
-			return s.streams[i]
+			return s.streams[i], m
+		}
+	}
+	return nil, m
+}
+
+// streamWhere is the open stream of a request in flight that ok accepts; s.mu is held.
+func (s *backendSession) streamWhere(ok func(*backendStream) bool) *backendStream {
+	for _, st := range s.streams {
+		if st.ctx.Err() == nil && ok(st) {
+			return st
 		}
 	}
 	return nil
 }
 
+// withProgressToken returns params with _meta.progressToken set to tok.
+func withProgressToken(params json.RawMessage, tok json.RawMessage) (json.RawMessage, bool) {
+	var q map[string]json.RawMessage
+	if json.Unmarshal(params, &q) != nil || q == nil {
+		return params, false
+	}
+	meta := map[string]json.RawMessage{}
+	if json.Unmarshal(q["_meta"], &meta) != nil {
+		return params, false
+	}
+	meta["progressToken"] = tok
+	q["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(q)
+	return out, err == nil
+}
+
+// rewriteParams returns a copy of the notification m with its params edited by edit.
+func rewriteParams(m *rpc.Message, edit func(map[string]json.RawMessage)) *rpc.Message {
+	var q map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &q) != nil || q == nil {
+		return m
+	}
+	edit(q)
+	raw, err := json.Marshal(q)
+	if err != nil {
+		return m
+	}
+	c := *m
+	c.Params = raw
+	return &c
+}
+
 // fromServer takes the server's requests and notifications to the host.
 func (s *backendSession) fromServer(ctx context.Context, m *rpc.Message) *rpc.Message {
-	st := s.route(m)
+	st, m := s.route(m)
 	if !m.IsRequest() {
 		if st != nil {
 			st.send(m)

@@ -43,7 +43,18 @@ var secretKeys = set(
 	"accesstoken", "refreshtoken", "idtoken", "authtoken", "bearertoken", "apitoken", "sessiontoken",
 	"registrationaccesstoken", "subjecttoken", "actortoken", "clientsecret", "codeverifier",
 	"clientassertion", "devicecode", "privatetoken",
+	// The short and cloud names: AWS's secretAccessKey and accessKey, a bare key, jwt, pwd,
+	// auth (a member holding a credential, or an object of them).
+	"key", "auth", "jwt", "pwd", "pass", "accesskey", "secretaccesskey", "secretkey", "sessionkey",
 )
+
+// keyShapes are the endings, of a member name lower-cased with '-', '_', '.' and ' ' removed,
+// that make it a credential whatever comes before (signingKey, aws_secret_access_key,
+// upstreamJwt, dbPassword, x.api.key): the shape half of the rule, where the list above is
+// the names. "token" is not among them, so progressToken and nextCursor stay readable.
+var keyShapes = []string{"secret", "password", "passwd", "passphrase", "apikey", "accesskey", "secretkey",
+	"privatekey", "signingkey", "sessionkey", "jwt", "credential", "credentials", "accesstoken",
+	"refreshtoken", "idtoken", "authtoken", "bearertoken", "apitoken", "sessiontoken", "clientassertion"}
 
 // secretParams are the URL query and form parameter names, compared lower-case with '-', '_'
 // and '.' removed, whose values are credentials, beyond the JSON keys: the names servers
@@ -71,6 +82,10 @@ var secretHeaders = set(
 // headerWords make a header secret when its lower-cased name contains one of them.
 var headerWords = []string{"token", "secret", "api-key", "apikey", "api_key", "password", "passwd", "credential", "signature", "session-key"}
 
+// headerParts make a header secret when one of the words of its name (split at '-' and '_')
+// is one of them: X-Upstream-Auth, X-Jwt-Assertion, X-Pass, but not X-Passthrough.
+var headerParts = set("auth", "authorization", "authentication", "jwt", "pass", "pwd", "assertion", "bearer", "key", "apikey", "cookie")
+
 func set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -79,17 +94,28 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// Key reports whether a JSON member of this name holds a credential: it ends in _token or
-// _secret (RFC 6749's access_token and refresh_token, RFC 7591/7592's client_secret and
-// registration_access_token, OpenID's id_token), in either case, or is one of the names
-// above. "progressToken" and the JSON-RPC "code" are not credentials and are kept.
+// Key reports whether a JSON member of this name holds a credential: it ends in _token,
+// _secret or _key (RFC 6749's access_token and refresh_token, RFC 7591/7592's client_secret
+// and registration_access_token, OpenID's id_token), in either case, is one of the names
+// above however it is spelled (secretKeys, with separators dropped), or has one of their
+// shapes (keyShapes). "progressToken" and the JSON-RPC "code" are not credentials and are
+// kept.
 func Key(name string) bool {
 	l := strings.ToLower(name)
 	if secretKeys[l] {
 		return true
 	}
-	for _, suf := range []string{"_token", "-token", "_secret", "-secret", "secret", "_password", "-password", "password", "_api_key", "_apikey", "-api-key", "_key_secret"} {
+	for _, suf := range []string{"_token", "-token", "_secret", "-secret", "secret", "_password", "-password", "password", "_api_key", "_apikey", "-api-key", "_key_secret", "_key", "-key"} {
 		if strings.HasSuffix(l, suf) {
+			return true
+		}
+	}
+	n := normParam(name)
+	if secretKeys[n] {
+		return true
+	}
+	for _, suf := range keyShapes {
+		if strings.HasSuffix(n, suf) {
 			return true
 		}
 	}
@@ -131,8 +157,9 @@ func Param(name string) bool {
 }
 
 // Header reports whether a header of this name carries a credential on every server:
-// Authorization, cookies, the usual API key headers, and any name with token, secret,
-// password, credential or signature in it or ending in -key.
+// Authorization, cookies, the usual API key headers, any name with token, secret, password,
+// credential or signature in it, and any with a word such as auth, jwt, pass, key or
+// assertion (headerParts).
 func Header(name string) bool {
 	l := strings.ToLower(strings.TrimSpace(name))
 	if secretHeaders[l] {
@@ -143,7 +170,31 @@ func Header(name string) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(l, "-key") || strings.HasSuffix(l, "_key")
+	return headerByWord(l)
+}
+
+// headerByWord reports whether a word of the lower-case header name l is a credential word.
+func headerByWord(l string) bool {
+	for _, part := range strings.FieldsFunc(l, func(r rune) bool { return r == '-' || r == '_' }) {
+		if headerParts[part] {
+			return true
+		}
+	}
+	return false
+}
+
+// headerByWordOnly reports whether name is a credential header only by the word rule.
+func headerByWordOnly(name string) bool {
+	l := strings.ToLower(strings.TrimSpace(name))
+	if secretHeaders[l] {
+		return false
+	}
+	for _, w := range headerWords {
+		if strings.Contains(l, w) {
+			return false
+		}
+	}
+	return headerByWord(l)
 }
 
 // Redactor hides credentials in what one run writes down. Beyond the names every Redactor
@@ -235,6 +286,11 @@ func (r *Redactor) isSecretHeader(name string) bool {
 	if Header(name) {
 		return true
 	}
+	return r.userHeader(name)
+}
+
+// userHeader reports whether name is one of the headers the user passed.
+func (r *Redactor) userHeader(name string) bool {
 	if r == nil {
 		return false
 	}

@@ -7,18 +7,23 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestKeyParamHeader(t *testing.T) {
 	for _, k := range []string{"access_token", "Refresh_Token", "ID_TOKEN", "registration_access_token", "client_secret", "code_verifier",
-		"password", "client_assertion", "assertion", "accessToken", "clientSecret", "x-session-token", "subject_token", "device_code"} {
+		"password", "client_assertion", "assertion", "accessToken", "clientSecret", "x-session-token", "subject_token", "device_code",
+		// The credential names the second audit found kept (SECURITY.md §10's list and shape).
+		"secretAccessKey", "accessKey", "jwt", "pwd", "auth", "key", "Key", "signing_key", "upstreamJwt", "dbPassword", "aws_secret_access_key"} {
 		if !Key(k) {
 			t.Errorf("Key(%q) = false", k)
 		}
 	}
-	for _, k := range []string{"progressToken", "code", "taskId", "token_type", "expires_in", "nextCursor", "key", "message", "tokens"} {
+	for _, k := range []string{"progressToken", "code", "taskId", "token_type", "expires_in", "nextCursor", "message", "tokens", "keys",
+		"authorization_servers", "token_endpoint_auth_methods_supported", "client_secret_expires_at", "primaryKeyword"} {
 		if Key(k) {
 			t.Errorf("Key(%q) = true", k)
 		}
@@ -33,12 +38,13 @@ func TestKeyParamHeader(t *testing.T) {
 			t.Errorf("Param(%q) = true", p)
 		}
 	}
-	for _, h := range []string{"Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "X-Api-Key", "Api-Key", "Private-Token", "X-Auth-Token", "X-Goog-Api-Key", "X-Vendor-Secret", "X-Team-Key"} {
+	for _, h := range []string{"Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "X-Api-Key", "Api-Key", "Private-Token", "X-Auth-Token", "X-Goog-Api-Key", "X-Vendor-Secret", "X-Team-Key",
+		"X-Upstream-Auth", "X-Jwt-Assertion", "X-Pass", "X-Pwd", "X_Auth"} {
 		if !Header(h) {
 			t.Errorf("Header(%q) = false", h)
 		}
 	}
-	for _, h := range []string{"Content-Type", "Mcp-Session-Id", "WWW-Authenticate", "Location", "Mcp-Method"} {
+	for _, h := range []string{"Content-Type", "Mcp-Session-Id", "WWW-Authenticate", "Location", "Mcp-Method", "X-Passthrough", "Keep-Alive", "X-Author"} {
 		if Header(h) {
 			t.Errorf("Header(%q) = true", h)
 		}
@@ -367,5 +373,78 @@ func TestWriter(t *testing.T) {
 	_ = w.Flush()
 	if got := out.String(); got != "before any secret\na [redacted] b\nc [redacted]" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// FuzzCredentialNames fuzzes the naming rule of SECURITY.md §10: a member name made of any
+// prefix and one of the credential shapes (keyShapes), in snake, kebab, camel, Pascal, upper
+// or dotted spelling, is a credential, and its value never survives JSON; a header whose
+// name has one of the credential words (headerParts) is one too.
+func FuzzCredentialNames(f *testing.F) {
+	for i := range 24 {
+		f.Add("upstream", uint8(i), uint8(i%6))
+	}
+	f.Add("", uint8(0), uint8(0))
+	f.Fuzz(func(t *testing.T, prefix string, word, style uint8) {
+		prefix = strings.Map(func(r rune) rune {
+			if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return r
+			}
+			return -1
+		}, prefix)
+		shape := keyShapes[int(word)%len(keyShapes)]
+		var name string
+		switch style % 6 {
+		case 0:
+			name = prefix + "_" + shape
+		case 1:
+			name = prefix + "-" + shape
+		case 2:
+			name = prefix + strings.ToUpper(shape[:1]) + shape[1:]
+		case 3:
+			name = strings.ToUpper(prefix) + strings.ToUpper(shape[:1]) + shape[1:]
+		case 4:
+			name = strings.ToUpper(prefix + "_" + shape)
+		default:
+			name = prefix + "." + shape
+		}
+		if !Key(name) {
+			t.Fatalf("Key(%q) = false", name)
+		}
+		const secret = "s3cr3t-value-0xC0FFEE"
+		doc, _ := json.Marshal(map[string]any{"outer": map[string]string{name: secret}})
+		if out := JSON(doc); strings.Contains(string(out), secret) {
+			t.Fatalf("%s survived: %s", name, out)
+		}
+		parts := make([]string, 0, len(headerParts))
+		for p := range headerParts {
+			parts = append(parts, p)
+		}
+		slices.Sort(parts)
+		h := "X-" + prefix + "-" + parts[int(word)%len(parts)]
+		if style%2 == 1 {
+			h = strings.ToUpper(h)
+		}
+		if !Header(h) {
+			t.Fatalf("Header(%q) = false", h)
+		}
+	})
+}
+
+// TestTextKeepsProseWords: the short credential names and header words count in JSON
+// bodies and real headers, but free text keeps mcptask's own words ("KEY=JSON" in a hint, a
+// task id ending in -bearer before a colon), while an X- header line quoted in an error is
+// still hidden.
+func TestTextKeepsProseWords(t *testing.T) {
+	for _, s := range []string{"answer with 'mcptask update ID --answer KEY=JSON'", "task planted-bearer: its record was not written", "auth=none"} {
+		if got := Text(s); got != s {
+			t.Errorf("Text(%q) = %q", s, got)
+		}
+	}
+	if got := Text("X-Upstream-Auth: s3cr3t-upstream"); strings.Contains(got, "s3cr3t") {
+		t.Errorf("an X- header line kept its value: %q", got)
+	}
+	if got := string(JSON([]byte(`{"key":"s3cr3t-k","auth":"s3cr3t-a"}`))); strings.Contains(got, "s3cr3t") {
+		t.Errorf("JSON kept %s", got)
 	}
 }

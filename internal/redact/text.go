@@ -148,7 +148,7 @@ func (r *Redactor) Text(s string) string {
 	if strings.Contains(s, "=") {
 		s = pairInText.ReplaceAllStringFunc(s, func(m string) string {
 			name, value, _ := strings.Cut(m, "=")
-			if !Key(name) || value == Mark {
+			if !Key(name) || textPlainNames[strings.ToLower(name)] || value == Mark {
 				return m
 			}
 			return name + "=" + Mark
@@ -157,7 +157,7 @@ func (r *Redactor) Text(s string) string {
 	if strings.Contains(s, ":") {
 		s = headerInText.ReplaceAllStringFunc(s, func(m string) string {
 			name, value, _ := strings.Cut(m, ":")
-			if !r.isSecretHeader(name) || strings.TrimSpace(value) == Mark || strings.HasPrefix(strings.TrimSpace(value), "//") {
+			if !r.isSecretHeaderLine(name) || strings.TrimSpace(value) == Mark || strings.HasPrefix(strings.TrimSpace(value), "//") {
 				return m
 			}
 			return name + ": " + Mark
@@ -167,6 +167,21 @@ func (r *Redactor) Text(s string) string {
 		s = redactSchemes(s)
 	}
 	return s
+}
+
+// textPlainNames are member names that are credentials in a JSON body but too common as the
+// words of prose to hide as name=value in free text (mcptask's own "--answer KEY=JSON").
+var textPlainNames = set("key", "auth")
+
+// isSecretHeaderLine is isSecretHeader for a "Name: value" line met in free text, where a
+// name is only a header by its look: the word rule (headerParts) counts only for an "X-" name,
+// so that "task planted-bearer: …" stays readable.
+func (r *Redactor) isSecretHeaderLine(name string) bool {
+	if !headerByWordOnly(name) || strings.HasPrefix(strings.ToLower(strings.TrimSpace(name)), "x-") {
+		return r.isSecretHeader(name)
+	}
+	// A credential only by a word of its name: secret in prose only when the user named it.
+	return r.userHeader(name)
 }
 
 // hintWords are the fragments (lower-case) that every name Key, Param or Header reports and

@@ -36,8 +36,9 @@ var closing = []byte("]}\n")
 // layout or version, or damaged. The caller then rewrites the ledger. The caller holds the
 // exclusive lock.
 func (s *Store) appendLines(lines [][]byte) (bool, error) {
-	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := os.OpenFile(s.path, os.O_RDWR|noFollow, 0)
+	if errors.Is(err, os.ErrNotExist) || isLink(s.path) {
+		// A symbolic link is not appended through: the rewrite replaces the link itself.
 		return false, nil
 	}
 	if err != nil {
@@ -99,4 +100,10 @@ func (s *Store) appendLines(lines [][]byte) (bool, error) {
 		return false, fmt.Errorf("write the task ledger: %w", err)
 	}
 	return true, nil
+}
+
+// isLink reports whether path is a symbolic link.
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }

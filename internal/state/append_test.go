@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // appendFixture writes a ledger of n records with Put (so the last ones are added lines) and
@@ -316,5 +318,52 @@ func TestKilledPutMany(t *testing.T) {
 		for _, old := range mustGlob(t, path+".torn-*") {
 			os.Remove(old)
 		}
+	}
+}
+
+// TestLedgerWritesNoSymlinkTarget plays a ledger directory someone else prepared: tasks.json
+// a symbolic link to a file of the user's, and tasks.json.lock a link to another. No write
+// goes through either link: a lock that is a link is refused with a message naming it, and a
+// ledger that is a link is replaced by a file of its own, the link's target untouched.
+func TestLedgerWritesNoSymlinkTarget(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "bashrc")
+	if err := os.WriteFile(victim, []byte("# mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "state", "tasks.json")
+	st := Open(path)
+	if err := st.Put(Record{TaskID: "a", Status: "working", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	// The ledger's own file becomes a link to the victim, with a valid ledger's content so
+	// that an append would take it.
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(victim, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(Record{TaskID: "b", Status: "working", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); !bytes.Equal(got, data) {
+		t.Fatalf("the link's target was written:\n%s", got)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf("the ledger is still a link: %v", err)
+	}
+	lockVictim := filepath.Join(dir, "lockvictim")
+	_ = os.WriteFile(lockVictim, []byte("keep"), 0o600)
+	_ = os.Remove(path + ".lock")
+	if err := os.Symlink(lockVictim, path+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(Record{TaskID: "c", Status: "working", CreatedAt: time.Now().UTC()}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("a lock that is a link: %v", err)
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// noFollow makes an open fail on a symbolic link: the lock file and the in-place append never
+// write through a link someone planted where the ledger lives.
+const noFollow = unix.O_NOFOLLOW
+
 // lockFile takes an flock on f: advisory, released by the kernel when the process dies, so a
 // kill -9 never leaves the ledger locked.
 func lockFile(f *os.File, exclusive bool) error {

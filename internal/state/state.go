@@ -621,8 +621,11 @@ func (s *Store) locked(exclusive bool, fn func() error) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("create the ledger directory: %w", err)
 	}
-	lf, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
+		if isLink(s.path + ".lock") {
+			return fmt.Errorf("open the ledger lock: %s is a symbolic link, which mcptask does not write through; remove it", s.path+".lock")
+		}
 		return fmt.Errorf("open the ledger lock: %w", err)
 	}
 	defer lf.Close()
