@@ -192,6 +192,24 @@ func DefuseAgents(text string, json bool) string {
 	if !agentHint(text) || !agentPrefix().MatchString(text) {
 		return text
 	}
+	return mapLines(text, func(line string) string {
+		if !agentPrefix().MatchString(line) {
+			return line
+		}
+		asJSON := json || jsonValid(line)
+		return agentPrefix().ReplaceAllStringFunc(line, func(m string) string {
+			if asJSON {
+				return `\u0023` + m[1:]
+			}
+			i := strings.IndexByte(m[1:], '#') + 1
+			return "*" + m[1:i] + "*" + m[i+1:]
+		})
+	})
+}
+
+// mapLines is text with each of its lines (as the runners split them: lineBreaks) replaced
+// by fn's, each line's end kept as it was.
+func mapLines(text string, fn func(line string) string) string {
 	var b strings.Builder
 	for text != "" {
 		loc := lineBreaks.FindStringIndex(text)
@@ -202,17 +220,7 @@ func DefuseAgents(text string, json bool) string {
 		} else {
 			text = ""
 		}
-		if agentPrefix().MatchString(line) {
-			asJSON := json || jsonValid(line)
-			line = agentPrefix().ReplaceAllStringFunc(line, func(m string) string {
-				if asJSON {
-					return `\u0023` + m[1:]
-				}
-				i := strings.IndexByte(m[1:], '#') + 1
-				return "*" + m[1:i] + "*" + m[i+1:]
-			})
-		}
-		b.WriteString(line)
+		b.WriteString(fn(line))
 		b.WriteString(end)
 	}
 	return b.String()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/mcptask/mcptask/internal/lines"
@@ -100,17 +99,7 @@ func (w *Writer) neutralize(text string) string {
 	if w.Exact && !w.JSON {
 		return Neutralize(GitHub, text)
 	}
-	// Line by line, keeping each line's end.
-	var b strings.Builder
-	for text != "" {
-		loc := lineBreaks.FindStringIndex(text)
-		line, end := text, ""
-		if loc != nil {
-			line, end = text[:loc[0]], text[loc[0]:loc[1]]
-			text = text[loc[1]:]
-		} else {
-			text = ""
-		}
+	return mapLines(text, func(line string) string {
 		switch {
 		case !dangerousLine(line):
 		case w.JSON || jsonValid(line):
@@ -121,10 +110,8 @@ func (w *Writer) neutralize(text string) string {
 		default:
 			line = Defuse(line)
 		}
-		b.WriteString(line)
-		b.WriteString(end)
-	}
-	return b.String()
+		return line
+	})
 }
 
 func jsonValid(line string) bool { return json.Valid([]byte(line)) }
