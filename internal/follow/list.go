@@ -50,13 +50,27 @@ func ListSession(recs []state.Record, key string, now time.Time) string {
 // tasks/list, within the bounds above. A list cut short comes back with the tasks fetched and
 // a *ListCut. A 2026-07-28 server is ErrNoTasksList.
 func ListTasks(ctx context.Context, c *rpc.Client, guard Guard) ([]*rpc.Task, error) {
-	if c.Era() == rpc.EraModern {
-		return nil, ErrNoTasksList
-	}
 	var all []*rpc.Task
-	cursor, size := "", 0
+	err := ListPages(ctx, c, guard, func(ts []*rpc.Task) error {
+		all = append(all, ts...)
+		return nil
+	})
+	if err != nil && !errors.As(err, new(*ListCut)) {
+		return nil, err
+	}
+	return all, err
+}
+
+// ListPages is ListTasks that keeps nothing: it hands each page's tasks to page as the page
+// arrives (the last one cut to the bounds above), so that a caller can show a long list
+// without holding it. An error of page stops the list and is returned as it is.
+func ListPages(ctx context.Context, c *rpc.Client, guard Guard, page func([]*rpc.Task) error) error {
+	if c.Era() == rpc.EraModern {
+		return ErrNoTasksList
+	}
+	cursor, count, size := "", 0, 0
 	seen := map[string]bool{}
-	for page := 1; ; page++ {
+	for n := 1; ; n++ {
 		var ts []*rpc.Task
 		var next string
 		var raw error
@@ -66,24 +80,31 @@ func ListTasks(ctx context.Context, c *rpc.Client, guard Guard) ([]*rpc.Task, er
 		})
 		if err != nil {
 			if err != raw {
-				return nil, err // explained by the guard
+				return err // explained by the guard
 			}
-			return nil, fmt.Errorf("tasks/list: %w", err)
+			return fmt.Errorf("tasks/list: %w", err)
 		}
+		keep := 0
 		for _, t := range ts {
 			size += len(t.Raw)
-			if len(all) >= MaxListTasks || size > MaxListBytes {
-				return all, &ListCut{Reason: fmt.Sprintf("mcptask keeps at most %d tasks or %d MiB of them", MaxListTasks, MaxListBytes>>20), Pages: page, Tasks: len(all)}
+			if count >= MaxListTasks || size > MaxListBytes {
+				break
 			}
-			all = append(all, t)
+			keep++
+			count++
+		}
+		if err := page(ts[:keep]); err != nil {
+			return err
 		}
 		switch {
+		case keep < len(ts):
+			return &ListCut{Reason: fmt.Sprintf("mcptask keeps at most %d tasks or %d MiB of them", MaxListTasks, MaxListBytes>>20), Pages: n, Tasks: count}
 		case next == "":
-			return all, nil
+			return nil
 		case seen[next] || next == cursor:
-			return all, &ListCut{Reason: "the server's nextCursor repeats one it gave before", Pages: page, Tasks: len(all)}
-		case page >= MaxListPages:
-			return all, &ListCut{Reason: fmt.Sprintf("mcptask reads at most %d pages", MaxListPages), Pages: page, Tasks: len(all)}
+			return &ListCut{Reason: "the server's nextCursor repeats one it gave before", Pages: n, Tasks: count}
+		case n >= MaxListPages:
+			return &ListCut{Reason: fmt.Sprintf("mcptask reads at most %d pages", MaxListPages), Pages: n, Tasks: count}
 		}
 		seen[next] = true
 		cursor = next
