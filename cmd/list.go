@@ -97,7 +97,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		return streamList(ctx, f, opts, l, file.Tasks, ended, now)
 	}
 	if opts.Remote {
-		// --json holds the document, bounded by follow.ListTasks's caps (10,000 tasks, 32 MiB):
+		// --json holds the document, bounded by follow.ListPages's caps (10,000 tasks, 32 MiB):
 		// the envelope is one object whose "warnings" come before "remote", so a document
 		// written as the pages arrive could not say in it why the list was cut.
 		var ref ServerRef

@@ -19,8 +19,8 @@ const (
 	MaxListBytes = 32 << 20
 )
 
-// ListCut says that a tasks/list was stopped before its end (ListTasks returns the tasks
-// fetched until then with it): why, after how many pages.
+// ListCut says that a tasks/list was stopped before its end (ListPages has handed on the
+// tasks fetched until then): why, after how many pages.
 type ListCut struct {
 	Reason string
 	Pages  int
@@ -46,24 +46,11 @@ func ListSession(recs []state.Record, key string, now time.Time) string {
 	return ""
 }
 
-// ListTasks asks a 2025-11-25 server, through c, for its own list of tasks: every page of
-// tasks/list, within the bounds above. A list cut short comes back with the tasks fetched and
-// a *ListCut. A 2026-07-28 server is ErrNoTasksList.
-func ListTasks(ctx context.Context, c *rpc.Client, guard Guard) ([]*rpc.Task, error) {
-	var all []*rpc.Task
-	err := ListPages(ctx, c, guard, func(ts []*rpc.Task) error {
-		all = append(all, ts...)
-		return nil
-	})
-	if err != nil && !errors.As(err, new(*ListCut)) {
-		return nil, err
-	}
-	return all, err
-}
-
-// ListPages is ListTasks that keeps nothing: it hands each page's tasks to page as the page
-// arrives (the last one cut to the bounds above), so that a caller can show a long list
-// without holding it. An error of page stops the list and is returned as it is.
+// ListPages asks a 2025-11-25 server, through c, for its own list of tasks: every page of
+// tasks/list, within the bounds above, each page's tasks handed to page as the page arrives
+// (the last one cut to the bounds), so that a caller can show a long list without holding
+// it. A list cut short ends with a *ListCut; an error of page stops the list and is returned
+// as it is. A 2026-07-28 server is ErrNoTasksList.
 func ListPages(ctx context.Context, c *rpc.Client, guard Guard, page func([]*rpc.Task) error) error {
 	if c.Era() == rpc.EraModern {
 		return ErrNoTasksList
