@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,4 +228,23 @@ func TestListRemoteIsBounded(t *testing.T) {
 
 	r = runCLI(t, t.Context(), nil, "list", "--remote", "--server", endless.URL, "--protocol", "2025-11-25", "--timeout", "1ms")
 	mustCode(t, r, ExitTimeout, "list --remote --timeout 1ms")
+}
+
+// TestListRemoteTextStreams: the text of list --remote against tasks-list-endless shows the
+// ledger's heading once, the rows of every page up to the cap (the first page's and the
+// last's), then says on stderr why the list was cut, exit 0.
+func TestListRemoteTextStreams(t *testing.T) {
+	endless := hostile.Start(t, "tasks-list-endless", demo.Options{})
+	r := runCLI(t, t.Context(), nil, "list", "--remote", "--server", endless.URL, "--protocol", "2025-11-25", "--timeout", "60s")
+	mustCode(t, r, ExitOK, "list --remote (text) of an endless cursor")
+	last := fmt.Sprintf("list-c%d-%d", follow.MaxListTasks/hostile.ListPageTasks, hostile.ListPageTasks-1)
+	if strings.Count(r.Stdout, "ON THE SERVER") != 1 || !strings.Contains(r.Stdout, "list-c1-0 ") || !strings.Contains(r.Stdout, last+" ") {
+		t.Fatalf("want one heading, the first page's rows and %s; stdout starts:\n%.500s", last, r.Stdout)
+	}
+	if rows := strings.Count(r.Stdout, "\nlist-c"); rows != follow.MaxListTasks {
+		t.Errorf("%d rows, want the cap %d", rows, follow.MaxListTasks)
+	}
+	if !strings.Contains(r.Stderr, "was cut after") {
+		t.Errorf("no warning of the cut: %s", r.Stderr)
+	}
 }

@@ -93,13 +93,22 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			}
 		}
 	}
+	if opts.Remote && !f.printer().JSON() {
+		return streamList(ctx, f, opts, l, file.Tasks, ended, now)
+	}
 	if opts.Remote {
+		// --json holds the document, bounded by follow.ListPages's caps (10,000 tasks, 32 MiB):
+		// the envelope is one object whose "warnings" come before "remote", so a document
+		// written as the pages arrive could not say in it why the list was cut.
 		var ref ServerRef
 		// --timeout bounds the whole conversation with the server: connecting and every page.
 		rctx, cancel := withDeadline(ctx, f.deadline(opts.Timeout))
 		defer cancel()
 		var cut *follow.ListCut
-		l.Remote, ref, err = listRemote(rctx, f, file.Tasks, now)
+		ref, err = listRemote(rctx, f, file.Tasks, now, func(_ ServerRef, ts []*rpc.Task) error {
+			l.Remote = append(l.Remote, ts...)
+			return nil
+		})
 		if errors.As(err, &cut) {
 			f.warnf("%v; the tasks fetched until then are shown", cut)
 			err = nil
@@ -124,15 +133,56 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		if err := l.Text(w, now); err != nil {
 			return err
 		}
-		for _, r := range ended {
-			fmt.Fprintf(f.IO.ErrOut, "task %s ended %s since it was last seen: 'mcptask result %s' shows its outcome\n",
-				termsafe.Line(r.TaskID), termsafe.Line(r.Status), termsafe.Line(r.TaskID))
-		}
-		if !opts.Refresh && f.IO.IsStderrTTY() && slices.ContainsFunc(l.Records, func(r state.Record) bool { return r.Unfinished(now) }) {
-			fmt.Fprintln(f.IO.ErrOut, "statuses as last seen; 'mcptask list --refresh' asks the servers")
-		}
+		listNotes(f, opts, l, ended, now)
 		return nil
 	})
+}
+
+// listNotes tells a person, after the table, which tasks ended since last seen and that
+// the statuses are as last seen.
+func listNotes(f *Factory, opts *ListOptions, l output.Listing, ended []state.Record, now time.Time) {
+	for _, r := range ended {
+		fmt.Fprintf(f.IO.ErrOut, "task %s ended %s since it was last seen: 'mcptask result %s' shows its outcome\n",
+			termsafe.Line(r.TaskID), termsafe.Line(r.Status), termsafe.Line(r.TaskID))
+	}
+	if !opts.Refresh && f.IO.IsStderrTTY() && slices.ContainsFunc(l.Records, func(r state.Record) bool { return r.Unfinished(now) }) {
+		fmt.Fprintln(f.IO.ErrOut, "statuses as last seen; 'mcptask list --refresh' asks the servers")
+	}
+}
+
+// streamList is the text of list --remote: the ledger's rows first, then the server's rows
+// page by page as they arrive (output.RemoteTable), so that memory does not grow with the
+// server's list and a person sees rows before it ends. A list cut short keeps the rows shown
+// and says why (exit 0); --timeout exits 124 after them.
+func streamList(ctx context.Context, f *Factory, opts *ListOptions, l output.Listing, known, ended []state.Record, now time.Time) error {
+	for _, msg := range l.Warnings {
+		f.warnf("%s", msg)
+	}
+	out := f.IO.Out
+	if err := l.LedgerText(out, now); err != nil {
+		return err
+	}
+	// --timeout bounds the whole conversation with the server: connecting and every page.
+	rctx, cancel := withDeadline(ctx, f.deadline(opts.Timeout))
+	defer cancel()
+	var table *output.RemoteTable
+	_, err := listRemote(rctx, f, known, now, func(ref ServerRef, ts []*rpc.Task) error {
+		if table == nil {
+			l.Server = ref.String()
+			table = l.RemoteTable(out, now)
+		}
+		return table.Page(ts)
+	})
+	var cut *follow.ListCut
+	if errors.As(err, &cut) {
+		f.warnf("%v; the tasks fetched until then are shown", cut)
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	listNotes(f, opts, l, ended, now)
+	return nil
 }
 
 // defaultRefreshTimeout bounds list --refresh when --timeout is not given.
@@ -190,12 +240,13 @@ func refreshList(ctx context.Context, f *Factory, recs []state.Record, timeout t
 	return out, warnings, nil
 }
 
-// listRemote is the server's own tasks/list (--remote), in the session of one of its
-// unfinished ledger tasks when there is one.
-func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.Time) ([]*rpc.Task, ServerRef, error) {
+// listRemote reads the server's own tasks/list (--remote), in the session of one of its
+// unfinished ledger tasks when there is one, handing each page to page as it arrives
+// (follow.ListPages), with the server as connected.
+func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.Time, page func(ServerRef, []*rpc.Task) error) (ServerRef, error) {
 	ref, hdr, err := f.serverRef()
 	if err != nil {
-		return nil, ref, err
+		return ref, err
 	}
 	var c *rpc.Client
 	if sid := follow.ListSession(recs, toServer(ref).Key(), now); sid != "" && f.Global.Protocol != rpc.VersionModern && ref.URL != "" {
@@ -205,14 +256,14 @@ func listRemote(ctx context.Context, f *Factory, recs []state.Record, now time.T
 		c, ref, err = f.connect(ctx, rpc.ClientOptions{})
 	}
 	if err != nil {
-		return nil, ref, err
+		return ref, err
 	}
 	defer c.Close()
-	tasks, err := follow.ListTasks(ctx, c, f.guard(ref))
+	err = follow.ListPages(ctx, c, f.guard(ref), func(ts []*rpc.Task) error { return page(ref, ts) })
 	if errors.Is(err, follow.ErrNoTasksList) {
-		return nil, ref, fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
+		return ref, fmt.Errorf("--remote: %s speaks MCP 2026-07-28, which has no tasks/list; the ledger is the only list", ref)
 	}
-	return tasks, ref, err
+	return ref, err
 }
 
 // NewCmdForget returns `mcptask forget`.

@@ -19,8 +19,8 @@ const (
 	MaxListBytes = 32 << 20
 )
 
-// ListCut says that a tasks/list was stopped before its end (ListTasks returns the tasks
-// fetched until then with it): why, after how many pages.
+// ListCut says that a tasks/list was stopped before its end (ListPages has handed on the
+// tasks fetched until then): why, after how many pages.
 type ListCut struct {
 	Reason string
 	Pages  int
@@ -46,17 +46,18 @@ func ListSession(recs []state.Record, key string, now time.Time) string {
 	return ""
 }
 
-// ListTasks asks a 2025-11-25 server, through c, for its own list of tasks: every page of
-// tasks/list, within the bounds above. A list cut short comes back with the tasks fetched and
-// a *ListCut. A 2026-07-28 server is ErrNoTasksList.
-func ListTasks(ctx context.Context, c *rpc.Client, guard Guard) ([]*rpc.Task, error) {
+// ListPages asks a 2025-11-25 server, through c, for its own list of tasks: every page of
+// tasks/list, within the bounds above, each page's tasks handed to page as the page arrives
+// (the last one cut to the bounds), so that a caller can show a long list without holding
+// it. A list cut short ends with a *ListCut; an error of page stops the list and is returned
+// as it is. A 2026-07-28 server is ErrNoTasksList.
+func ListPages(ctx context.Context, c *rpc.Client, guard Guard, page func([]*rpc.Task) error) error {
 	if c.Era() == rpc.EraModern {
-		return nil, ErrNoTasksList
+		return ErrNoTasksList
 	}
-	var all []*rpc.Task
-	cursor, size := "", 0
+	cursor, count, size := "", 0, 0
 	seen := map[string]bool{}
-	for page := 1; ; page++ {
+	for n := 1; ; n++ {
 		var ts []*rpc.Task
 		var next string
 		var raw error
@@ -66,24 +67,31 @@ func ListTasks(ctx context.Context, c *rpc.Client, guard Guard) ([]*rpc.Task, er
 		})
 		if err != nil {
 			if err != raw {
-				return nil, err // explained by the guard
+				return err // explained by the guard
 			}
-			return nil, fmt.Errorf("tasks/list: %w", err)
+			return fmt.Errorf("tasks/list: %w", err)
 		}
+		keep := 0
 		for _, t := range ts {
 			size += len(t.Raw)
-			if len(all) >= MaxListTasks || size > MaxListBytes {
-				return all, &ListCut{Reason: fmt.Sprintf("mcptask keeps at most %d tasks or %d MiB of them", MaxListTasks, MaxListBytes>>20), Pages: page, Tasks: len(all)}
+			if count >= MaxListTasks || size > MaxListBytes {
+				break
 			}
-			all = append(all, t)
+			keep++
+			count++
+		}
+		if err := page(ts[:keep]); err != nil {
+			return err
 		}
 		switch {
+		case keep < len(ts):
+			return &ListCut{Reason: fmt.Sprintf("mcptask keeps at most %d tasks or %d MiB of them", MaxListTasks, MaxListBytes>>20), Pages: n, Tasks: count}
 		case next == "":
-			return all, nil
+			return nil
 		case seen[next] || next == cursor:
-			return all, &ListCut{Reason: "the server's nextCursor repeats one it gave before", Pages: page, Tasks: len(all)}
-		case page >= MaxListPages:
-			return all, &ListCut{Reason: fmt.Sprintf("mcptask reads at most %d pages", MaxListPages), Pages: page, Tasks: len(all)}
+			return &ListCut{Reason: "the server's nextCursor repeats one it gave before", Pages: n, Tasks: count}
+		case n >= MaxListPages:
+			return &ListCut{Reason: fmt.Sprintf("mcptask reads at most %d pages", MaxListPages), Pages: n, Tasks: count}
 		}
 		seen[next] = true
 		cursor = next

@@ -309,25 +309,31 @@ func TestListTasksPages(t *testing.T) {
 		}
 		return req(ctx)
 	}
-	ts, err := ListTasks(t.Context(), c, guard)
-	if err != nil || len(ts) != n {
-		t.Fatalf("%d tasks, %v; want %d", len(ts), err, n)
+	var ts []*rpc.Task
+	handed := 0
+	err := ListPages(t.Context(), c, guard, func(page []*rpc.Task) error {
+		handed++
+		ts = append(ts, page...)
+		return nil
+	})
+	if err != nil || len(ts) != n || handed != 2 {
+		t.Fatalf("%d tasks in %d pages, %v; want %d in 2", len(ts), handed, err, n)
 	}
 	if pages := countOf(rec.Methods(), "tasks/list"); pages != 2 || guarded != 2 {
 		t.Errorf("%d tasks/list, %d guarded; want 2 pages, each guarded", pages, guarded)
 	}
 	explained := errors.New("explained")
-	_, err = ListTasks(t.Context(), c, func(ctx context.Context, _ string, req func(context.Context) error) error {
+	err = ListPages(t.Context(), c, func(ctx context.Context, _ string, req func(context.Context) error) error {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_ = req(cctx)
 		return explained
-	})
+	}, func([]*rpc.Task) error { return nil })
 	if err != explained {
 		t.Errorf("err %v; want the guard's explanation as it is", err)
 	}
 	modern := connectWith(t, url, rpc.VersionModern, rpc.ClientOptions{})
-	if _, err := ListTasks(t.Context(), modern, nil); !errors.Is(err, ErrNoTasksList) {
+	if err := ListPages(t.Context(), modern, nil, func([]*rpc.Task) error { return nil }); !errors.Is(err, ErrNoTasksList) {
 		t.Errorf("2026-07-28: %v; want ErrNoTasksList", err)
 	}
 }

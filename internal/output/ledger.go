@@ -56,47 +56,85 @@ func (l Listing) Doc() Envelope {
 	return env
 }
 
-// Text writes the table of list.
+// Text writes the table of list: the ledger's records, then (WithRemote) the server's list.
 func (l Listing) Text(w io.Writer, now time.Time) error {
+	if err := l.LedgerText(w, now); err != nil {
+		return err
+	}
+	if !l.WithRemote {
+		return nil
+	}
+	return l.RemoteTable(w, now).Page(l.Remote)
+}
+
+// LedgerText writes the table of the ledger's records (nothing when there are none).
+func (l Listing) LedgerText(w io.Writer, now time.Time) error {
 	recs := l.Records
+	if len(recs) == 0 {
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	if len(recs) > 0 {
-		// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
-		via := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Via != "" })
-		viaHead, viaCell := "", func(state.Record) string { return "" }
-		if via {
-			viaHead = "\tVIA"
-			viaCell = func(r state.Record) string {
-				if r.Via == "" {
-					return "\tmcptask"
-				}
-				return "\t" + termsafe.Line(r.Via)
+	// A VIA column appears when a host created some of the tasks through `mcptask proxy`.
+	via := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Via != "" })
+	viaHead, viaCell := "", func(state.Record) string { return "" }
+	if via {
+		viaHead = "\tVIA"
+		viaCell = func(r state.Record) string {
+			if r.Via == "" {
+				return "\tmcptask"
 			}
-		}
-		fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\t"+l.Style.Head("STATUS")+"\tAGE\tMESSAGE")
-		for _, r := range recs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
-				termsafe.Line(r.TaskID), termsafe.Line(Truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
-				l.Style.Cell(termsafe.Line(recordStatus(r, now)))+seenAgo(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
+			return "\t" + termsafe.Line(r.Via)
 		}
 	}
-	if l.WithRemote {
-		if len(recs) > 0 {
+	fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tERA"+viaHead+"\t"+l.Style.Head("STATUS")+"\tAGE\tMESSAGE")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n",
+			termsafe.Line(r.TaskID), termsafe.Line(Truncate(r.Server.Display(), 40)), termsafe.Line(termsafe.Cut(r.Tool)), r.Era, viaCell(r),
+			l.Style.Cell(termsafe.Line(recordStatus(r, now)))+seenAgo(r, now), human.Duration(now.Sub(r.CreatedAt)), termsafe.Line(Truncate(recordMessage(r), 50)))
+	}
+	return tw.Flush()
+}
+
+// RemoteTable writes a server's tasks/list (the section "ON THE SERVER" of Listing.Text) a
+// page at a time, as the pages arrive: a list of thousands of pages is never held, and a
+// person sees its first rows while the rest is still coming. Columns line up within a page.
+type RemoteTable struct {
+	w       io.Writer
+	now     time.Time
+	style   StatusStyle
+	server  string
+	records bool
+	known   map[string]bool
+	started bool
+}
+
+// RemoteTable is the writer of l's server section to w; it writes nothing until its first Page.
+func (l Listing) RemoteTable(w io.Writer, now time.Time) *RemoteTable {
+	known := map[string]bool{}
+	for _, r := range l.Ledger {
+		known[r.TaskID] = true
+	}
+	return &RemoteTable{w: w, now: now, style: l.Style, server: l.Server, records: len(l.Records) > 0, known: known}
+}
+
+// Page writes the rows of one page of tasks (the first page after the section's heading,
+// even when it has none), marking the tasks the ledger knows.
+func (t *RemoteTable) Page(ts []*rpc.Task) error {
+	tw := tabwriter.NewWriter(t.w, 2, 4, 2, ' ', 0)
+	if !t.started {
+		t.started = true
+		if t.records {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(l.Server))
-		fmt.Fprintln(tw, "ID\t"+l.Style.Head("STATUS")+"\tAGE\tIN LEDGER\tMESSAGE")
-		known := map[string]bool{}
-		for _, r := range l.Ledger {
-			known[r.TaskID] = true
+		fmt.Fprintf(tw, "ON THE SERVER (%s)\n", termsafe.Line(t.server))
+		fmt.Fprintln(tw, "ID\t"+t.style.Head("STATUS")+"\tAGE\tIN LEDGER\tMESSAGE")
+	}
+	for _, task := range ts {
+		in := "no"
+		if t.known[task.TaskID] {
+			in = "yes"
 		}
-		for _, t := range l.Remote {
-			in := "no"
-			if known[t.TaskID] {
-				in = "yes"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.TaskID), l.Style.Cell(termsafe.Line(string(t.Status))), human.Duration(now.Sub(t.CreatedAt)), in, termsafe.Line(Truncate(t.StatusMessage, 50)))
-		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(task.TaskID), t.style.Cell(termsafe.Line(string(task.Status))), human.Duration(t.now.Sub(task.CreatedAt)), in, termsafe.Line(Truncate(task.StatusMessage, 50)))
 	}
 	return tw.Flush()
 }
