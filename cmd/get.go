@@ -49,7 +49,10 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		t := &rpc.Task{TaskID: rec.TaskID, Status: rpc.StatusCompleted, StatusMessage: rec.StatusMessage, CreatedAt: rec.CreatedAt, LastUpdatedAt: rec.LastUpdatedAt}
 		ref := fromServer(rec.Server)
 		return f.printer().Print(envelope{Type: "task", TaskID: rec.TaskID, Status: t.Status, Era: rpc.Era(rec.Era), Server: ref.String(), Local: true},
-			func(w io.Writer) error { output.Task(w, t, rpc.Era(rec.Era), ref.String(), f.Now(), f.statusStyle()); return nil })
+			func(w io.Writer) error {
+				output.Task(w, t, rpc.Era(rec.Era), ref.String(), f.Now(), f.statusStyle())
+				return nil
+			})
 	}
 	c, ref, rec, err := f.connectTask(ctx, opts.TaskID, rpc.ClientOptions{})
 	if err != nil {

@@ -89,7 +89,9 @@ func TestHostStdioBoundsAHostLine(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- p.RunHostStdio(t.Context(), HostStdioOptions{Upstream: hs.URL + "/mcp", In: inR, Out: outW}) }()
+	go func() {
+		done <- p.RunHostStdio(t.Context(), HostStdioOptions{Upstream: hs.URL + "/mcp", In: inR, Out: outW})
+	}()
 	go func() {
 		huge := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}` + "\n"
 		_, _ = io.WriteString(inW, huge)
