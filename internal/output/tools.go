@@ -40,7 +40,7 @@ func (p *Printer) Tools(errOut io.Writer, tools []*rpc.Tool, warnings []string, 
 	switch {
 	case !serverTasks:
 		fmt.Fprintf(errOut, "the server declares no task support for tools/call: no tool runs as a task\n")
-	case era == rpc.EraModern:
+	case TaskSupport(&rpc.Tool{}, era, serverTasks) == "server-decides":
 		fmt.Fprintf(errOut, "MCP 2026-07-28 has no per-tool task flag: the server decides, call by call, whether a call runs as a task\n")
 	}
 	fmt.Fprintf(errOut, "%d tools on %s (MCP %s)\n", len(tools), termsafe.Line(server), era)
